@@ -1,0 +1,100 @@
+"""The error family and the exit codes of the contract.
+
+An exception here means "rocmbuild cannot go on"; a failed build attempt is
+not an exception but an outcome value.  Every error carries its exit code and a
+three-part message (what went wrong, why, what to do) that the CLI prints
+without a traceback.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Exit codes of the command line contract (DESIGN.md)."""
+
+    SUCCEEDED = 0
+    FAILED = 1
+    USAGE = 2
+    UNRECOGNISED = 3
+    NOT_RETRYABLE = 4
+    BUDGET_EXHAUSTED = 5
+    INTERNAL = 70
+    INTERRUPTED = 130
+
+
+class Outcome:
+    """Names of run outcomes as written to summary.json."""
+
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    UNRECOGNISED = "unrecognised"
+    NOT_RETRYABLE = "not_retryable"
+    BUDGET_EXHAUSTED = "budget_exhausted"
+    INTERRUPTED = "interrupted"
+
+    EXIT_CODES: dict[str, int] = {
+        "succeeded": ExitCode.SUCCEEDED,
+        "failed": ExitCode.FAILED,
+        "unrecognised": ExitCode.UNRECOGNISED,
+        "not_retryable": ExitCode.NOT_RETRYABLE,
+        "budget_exhausted": ExitCode.BUDGET_EXHAUSTED,
+        "interrupted": ExitCode.INTERRUPTED,
+    }
+
+
+class RocmbuildError(Exception):
+    """Base of every error rocmbuild reports to the user."""
+
+    exit_code: int = ExitCode.INTERNAL
+
+    def __init__(self, what: str, why: str = "", todo: str = "") -> None:
+        super().__init__(what)
+        self.what = what
+        self.why = why
+        self.todo = todo
+
+    def render(self) -> str:
+        lines = [f"error: {self.what}"]
+        if self.why:
+            lines.append(f"  why: {self.why}")
+        if self.todo:
+            lines.append(f"  what to do: {self.todo}")
+        return "\n".join(lines)
+
+
+class UsageError(RocmbuildError):
+    """Bad option, recipe, arch, missing directory: exit 2."""
+
+    exit_code = ExitCode.USAGE
+
+
+class RecipeError(UsageError):
+    """A recipe that cannot be found or loaded."""
+
+
+class ArchError(UsageError):
+    """A GPU target list that is invalid or cannot be detected."""
+
+
+class RocmRootError(UsageError):
+    """A ROCm root that does not look like ROCm."""
+
+
+class SourceError(UsageError):
+    """A source tree that is missing or cannot be checked out."""
+
+
+class LockHeldError(UsageError):
+    """Another rocmbuild is building in the same source tree."""
+
+
+class CatalogueError(UsageError):
+    """A failure-signature file that does not validate."""
+
+
+class InternalError(RocmbuildError):
+    """A bug in rocmbuild."""
+
+    exit_code = ExitCode.INTERNAL
