@@ -147,7 +147,7 @@ def _check(data: Mapping[str, Any], path: Path) -> None:
                 raise fail(key, "must be a table", f"write it as [{key}]")
             continue
         if key not in _SCHEMA[""]:
-            raise fail(key, "is not a recipe key", f"known keys: {', '.join(sorted(_SCHEMA[''] | known_tables))}")
+            raise fail(key, "is not a recipe key", f"known keys: {', '.join(sorted(set(_SCHEMA['']) | known_tables))}")
     for table, keys in _SCHEMA.items():
         section = data if table == "" else data.get(table, {})
         prefix = f"{table}." if table else ""

@@ -1,0 +1,259 @@
+"""Command line (click only): parse, build a request, call the app, map to an exit code.
+
+``rocmbuild RECIPE... [OPTIONS]`` is shorthand for ``rocmbuild build``.  Every
+build option can also be set as ``ROCMBUILD_<NAME>`` in the environment.
+Errors print what/why/what-to-do and exit with their code, never a traceback;
+a bug prints where its crash log is and exits 70.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import click
+import platformdirs
+
+from rocmbuild import __version__
+from rocmbuild.errors import ExitCode, RocmbuildError, UsageError
+from rocmbuild.options import (
+    DEFAULT_BACKOFF_S,
+    DEFAULT_MAX_ATTEMPTS,
+    BuildOptions,
+    parse_duration,
+    parse_positive_int,
+    parse_seconds,
+)
+
+COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures")
+
+
+class DefaultToBuild(click.Group):
+    """A group where anything that is not a sub-command means ``build``."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("--help", "-h", "--version"):
+            args = ["build", *args]
+        return super().parse_args(ctx, args)
+
+
+def _env_option(name: str, *decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    envvar = "ROCMBUILD_" + name.upper().replace("-", "_")
+    help_text = kwargs.pop("help", "")
+    return click.option(*decls, envvar=envvar, show_envvar=True, help=help_text, **kwargs)
+
+
+def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The build options of the contract, shared by build and plan."""
+    decorators = [
+        _env_option("arch", "--arch", default="auto", metavar="LIST",
+                    help="gfx targets, comma or semicolon separated, or auto"),
+        _env_option("source", "--source", metavar="DIR", help="the source tree to build in"),
+        _env_option("rocm_path", "--rocm-path", metavar="DIR", help="ROCm root (default: discovered)"),
+        _env_option("jobs", "--jobs", metavar="N", help="initial MAX_JOBS (default: from CPUs and memory)"),
+        _env_option("max_attempts", "--max-attempts", metavar="N", default=str(DEFAULT_MAX_ATTEMPTS),
+                    help="attempts in all"),
+        _env_option("budget", "--budget", metavar="DURATION", help="wall-time budget for the whole run (90s, 45m, 8h)"),
+        _env_option("stall_timeout", "--stall-timeout", metavar="DURATION", default="30m",
+                    help="no output for this long = stalled"),
+        _env_option("backoff", "--backoff", metavar="SECONDS", default=str(int(DEFAULT_BACKOFF_S)),
+                    help="base delay before retrying a transient (network) failure"),
+        _env_option("run_dir", "--run-dir", metavar="DIR", help="where this run's records go"),
+        _env_option("dry_run", "--dry-run", is_flag=True, help="print the plan and exit; run and delete nothing"),
+        _env_option("json", "--json", "as_json", is_flag=True,
+                    help="print each recipe's summary as JSON on stdout; human text goes to stderr"),
+        _env_option("escalate_unknown", "--escalate-unknown", is_flag=True,
+                    help="apply the generic ladder to unrecognised failures instead of stopping"),
+        _env_option("fail_fast", "--fail-fast", is_flag=True, help="stop the build at the first recognised failure"),
+        _env_option("skip_preflight", "--skip-preflight", is_flag=True, help="skip the checks before the first attempt"),
+        _env_option("no_cache", "--no-cache", is_flag=True, help="do not route compiles through a compiler cache"),
+        _env_option("cache_remote", "--cache-remote", metavar="URL",
+                    help="shared compiler-cache storage for a fleet (redis://host:6379, http://...)"),
+        _env_option("quiet", "--quiet", is_flag=True, help="progress line only"),
+        _env_option("verbose", "--verbose", is_flag=True, help="everything"),
+    ]
+    for decorator in reversed(decorators):
+        func = decorator(func)
+    return func
+
+
+def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
+    if kw["quiet"] and kw["verbose"]:
+        raise UsageError("--quiet and --verbose contradict each other", todo="pass one of them")
+    return BuildOptions(
+        arch=kw["arch"].strip() or "auto",
+        source=Path(kw["source"]) if kw["source"] else None,
+        rocm_path=kw["rocm_path"] or None,
+        jobs=parse_positive_int(kw["jobs"], "--jobs") if kw["jobs"] else None,
+        max_attempts=parse_positive_int(kw["max_attempts"], "--max-attempts"),
+        budget_s=parse_duration(kw["budget"], "--budget") if kw["budget"] else None,
+        stall_timeout_s=parse_duration(kw["stall_timeout"], "--stall-timeout"),
+        backoff_s=parse_seconds(kw["backoff"], "--backoff"),
+        run_dir=Path(kw["run_dir"]).expanduser() if kw["run_dir"] else None,
+        dry_run=dry_run or kw["dry_run"],
+        json=kw["as_json"],
+        escalate_unknown=kw["escalate_unknown"],
+        fail_fast=kw["fail_fast"],
+        skip_preflight=kw["skip_preflight"],
+        no_cache=kw["no_cache"],
+        cache_remote=kw["cache_remote"] or None,
+        verbosity="quiet" if kw["quiet"] else "verbose" if kw["verbose"] else "normal",
+    )
+
+
+def _streams() -> Any:
+    from rocmbuild.app import Streams
+
+    return Streams(out=sys.stdout, err=sys.stderr)
+
+
+@click.group(cls=DefaultToBuild, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="rocmbuild")
+def cli() -> None:
+    """Unattended, self-healing source builds of the ROCm AI stack (PyTorch, vLLM, HIP extensions).
+
+    `rocmbuild RECIPE... [OPTIONS]` is short for `rocmbuild build RECIPE... [OPTIONS]`.
+    """
+
+
+@cli.command()
+@click.argument("recipes", nargs=-1)
+@build_options
+def build(recipes: tuple[str, ...], **kw: Any) -> None:
+    """Build RECIPE(s) in order, diagnosing failures and retrying with remedies."""
+    from rocmbuild.app import build as run_build
+
+    raise SystemExit(run_build(recipes, make_options(kw), dict(os.environ), _streams()))
+
+
+@cli.command()
+@click.argument("recipes", nargs=-1)
+@build_options
+def plan(recipes: tuple[str, ...], **kw: Any) -> None:
+    """Print the plan (= build --dry-run): ROCm, arch, MAX_JOBS, env diff, steps, clean paths, ladder."""
+    from rocmbuild.app import show_plans
+
+    raise SystemExit(show_plans(recipes, make_options(kw, dry_run=True), dict(os.environ), _streams()))
+
+
+@cli.command()
+@click.argument("logs", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per log (the contract's keys)")
+@click.option("--explain", is_flag=True, help="also show the runner-up matches and why they lost")
+def diagnose(logs: tuple[str, ...], as_json: bool, explain: bool) -> None:
+    """Diagnose saved build logs (`-` reads stdin). Exit 0 recognised, 1 not, 2 usage."""
+    from rocmbuild.diagnose import diagnose_logs
+
+    raise SystemExit(diagnose_logs(logs, as_json=as_json, explain=explain, out=sys.stdout))
+
+
+@cli.command()
+@click.option("--arch", default=None, metavar="LIST", help="check these targets against the compiler")
+@click.option("--rocm-path", default=None, metavar="DIR", help="ROCm root (default: discovered)")
+@click.option("--json", "as_json", is_flag=True, help="print the checks as one JSON object")
+def doctor(arch: str | None, rocm_path: str | None, as_json: bool) -> None:
+    """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS."""
+    from rocmbuild.doctor import run_doctor
+
+    raise SystemExit(run_doctor(arch=arch, rocm_path=rocm_path, as_json=as_json, environ=dict(os.environ),
+                                out=sys.stdout))
+
+
+@cli.command("recipes")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per recipe")
+def recipes_cmd(as_json: bool) -> None:
+    """List the bundled and user recipes."""
+    from rocmbuild.recipe import available_recipes, find_recipe
+
+    for name, path in available_recipes().items():
+        try:
+            recipe = find_recipe(str(path))
+        except RocmbuildError as exc:
+            click.echo(f"{name}: {exc.what}", err=True)
+            continue
+        if as_json:
+            click.echo(json.dumps({"name": recipe.name, "description": recipe.description, "path": str(path),
+                                   "requires": list(recipe.requires), "packages": list(recipe.packages),
+                                   "source": recipe.source.git or recipe.source.path}))
+        else:
+            click.echo(f"{name:<10} {recipe.description}  [{path}]")
+
+
+@cli.command()
+@click.argument("run_dir", required=False, default="latest")
+@click.option("--json", "as_json", is_flag=True, help="print summary.json")
+def report(run_dir: str, as_json: bool) -> None:
+    """Render a past run (RUN_DIR, or `latest`)."""
+    from rocmbuild.records import find_run_dir, load_run
+    from rocmbuild.report import render_summary
+
+    path = find_run_dir(run_dir)
+    summary, events = load_run(path)
+    if as_json:
+        click.echo(json.dumps(summary))
+    else:
+        click.echo(render_summary(summary, events), nl=False)
+    raise SystemExit(0)
+
+
+@cli.group()
+def signatures() -> None:
+    """The failure catalogue."""
+
+
+@signatures.command("check")
+@click.argument("file", required=False)
+def signatures_check(file: str | None) -> None:
+    """Verify a signature file's examples and near-misses (default: the bundled and user catalogue)."""
+    from rocmbuild.catalogue import check_catalogue
+
+    failures, checked = check_catalogue(Path(file) if file else None)
+    for failure in failures:
+        click.echo(f"FAIL {failure}")
+    click.echo(f"{checked} signatures checked, {len(failures)} failures")
+    raise SystemExit(1 if failures else 0)
+
+
+def _crash_log(exc: BaseException) -> Path:
+    directory = Path(platformdirs.user_state_dir("rocmbuild")) / "crashes"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / f"crash-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
+    path.write_text(f"rocmbuild {__version__}\nargv: {sys.argv}\n\n" + "".join(
+        traceback.format_exception(type(exc), exc, exc.__traceback__)), encoding="utf-8")
+    return path
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point: run the CLI and turn every ending into its exit code."""
+    try:
+        cli.main(args=argv, prog_name="rocmbuild", standalone_mode=False)
+    except SystemExit as exc:
+        sys.exit(exc.code)
+    except RocmbuildError as exc:
+        click.echo(exc.render(), err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("rocmbuild: interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        sys.exit(ExitCode.USAGE)
+    except KeyboardInterrupt:
+        click.echo("rocmbuild: interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
+    except Exception as exc:  # a bug: keep the traceback in a file, not on the user's screen
+        try:
+            where = str(_crash_log(exc))
+        except OSError:
+            where = "(could not write a crash log)"
+        click.echo(f"rocmbuild: internal error: {type(exc).__name__}: {exc}\n"
+                   f"  this is a bug in rocmbuild; the crash log is {where}\n"
+                   f"  please report it with that file", err=True)
+        sys.exit(ExitCode.INTERNAL)
+    sys.exit(0)

@@ -1,0 +1,83 @@
+"""Build options as one frozen value, and the parsers for their text forms.
+
+The CLI turns flags (and ``ROCMBUILD_<NAME>`` variables) into BuildOptions;
+everything after the CLI reads only this value.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmbuild.errors import UsageError
+
+DEFAULT_MAX_ATTEMPTS = 6
+DEFAULT_STALL_TIMEOUT_S = 30 * 60.0
+DEFAULT_BACKOFF_S = 30.0
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*(h|m|s|ms)?", re.IGNORECASE)
+_UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, None: 1.0}
+
+
+def parse_duration(text: str, option: str = "--budget") -> float:
+    """Seconds from ``90s``, ``45m``, ``8h``, ``1h30m``, ``0.5s`` or a plain number of seconds."""
+    cleaned = text.strip().lower().replace(" ", "")
+    total, pos = 0.0, 0
+    while pos < len(cleaned):
+        match = _DURATION_PART.match(cleaned, pos)
+        if not match:
+            break
+        total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
+        pos = match.end()
+    if not cleaned or pos != len(cleaned) or total <= 0:
+        raise UsageError(
+            f"{option} {text!r} is not a duration",
+            why="a duration is a positive number with a unit: s, m or h",
+            todo=f"write e.g. {option} 90s, {option} 45m, {option} 8h or {option} 1h30m",
+        )
+    return total
+
+
+def parse_positive_int(text: str, option: str) -> int:
+    try:
+        value = int(str(text).strip())
+    except ValueError:
+        raise UsageError(f"{option} {text!r} is not a whole number",
+                         todo=f"write e.g. {option} 8") from None
+    if value < 1:
+        raise UsageError(f"{option} must be at least 1 (got {value})", todo=f"write e.g. {option} 8")
+    return value
+
+
+def parse_seconds(text: str, option: str) -> float:
+    try:
+        value = float(str(text).strip())
+    except ValueError:
+        return parse_duration(str(text), option)
+    if value < 0:
+        raise UsageError(f"{option} must not be negative (got {value:g})", todo=f"write e.g. {option} 30")
+    return value
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """Everything the user said about how to build (DESIGN.md, build options)."""
+
+    arch: str = "auto"
+    source: Path | None = None
+    rocm_path: str | None = None
+    jobs: int | None = None
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    budget_s: float | None = None
+    stall_timeout_s: float = DEFAULT_STALL_TIMEOUT_S
+    backoff_s: float = DEFAULT_BACKOFF_S
+    run_dir: Path | None = None
+    dry_run: bool = False
+    json: bool = False
+    escalate_unknown: bool = False
+    fail_fast: bool = False
+    skip_preflight: bool = False
+    no_cache: bool = False
+    cache_remote: str | None = None
+    verbosity: str = "normal"  # "quiet" | "normal" | "verbose"

@@ -1,0 +1,352 @@
+"""Remedies: each a small function from plan to plan, looked up by name.
+
+A remedy gets the current BuildPlan, the Diagnosis that asked for it and a
+RemedyContext (how to run a helper command; where to look for libraries) and
+returns a RemedyResult: the next plan, whether it applied (a remedy that
+cannot help -- a library that is nowhere, MAX_JOBS already 1 -- says so and the
+ladder moves on), what it did, and what it removed.
+
+Deletion is the one dangerous thing rocmbuild does, so it lives in
+``safe_remove``: only relative paths inside the source tree, never through a
+symlink, never outside it, every removed path recorded.
+"""
+
+from __future__ import annotations
+
+import glob as globlib
+import os
+import re
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
+
+from rocmbuild.environment import EnvChange, split_path
+from rocmbuild.plan import BuildPlan
+from rocmbuild.runner import CommandResult, capture
+
+REMEDY_NAMES = (
+    "add_library_paths",
+    "clean_build",
+    "uninstall_packages",
+    "lower_optimization",
+    "reduce_jobs",
+    "wait_and_retry",
+)
+
+
+class DiagnosisLike(Protocol):
+    category: str
+    fields: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class RemedyResult:
+    name: str
+    applied: bool
+    plan: BuildPlan
+    detail: str
+    removed: tuple[str, ...] = ()
+    warning: str | None = None
+
+
+@dataclass(frozen=True)
+class RemedyContext:
+    """What remedies may use from the outside world (replaceable in tests)."""
+
+    run: Callable[..., CommandResult] = capture
+    extra_library_dirs: tuple[Path, ...] = ()
+    cache_in_use: bool = False
+    notes: list[str] = field(default_factory=list)
+
+
+# --- deletion ---------------------------------------------------------------
+
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        path.relative_to(root)
+    except ValueError:
+        return False
+    return True
+
+
+def _crosses_symlink(path: Path, root: Path) -> bool:
+    """True if any directory between root and path (exclusive) is a symlink."""
+    current = root
+    for part in path.relative_to(root).parts[:-1]:
+        current = current / part
+        if current.is_symlink():
+            return True
+    return False
+
+
+def cmake_caches(source: Path, max_depth: int = 4) -> list[str]:
+    """Relative paths of CMakeCache.txt files and CMakeFiles dirs in the tree (no symlinks followed)."""
+    found: list[str] = []
+    root_depth = len(source.parts)
+    for dirpath, dirnames, filenames in os.walk(source, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if d not in (".git", "node_modules") and not (here / d).is_symlink()]
+        if len(here.parts) - root_depth >= max_depth:
+            dirnames[:] = []
+        if "CMakeCache.txt" in filenames:
+            found.append(str((here / "CMakeCache.txt").relative_to(source)))
+            if "CMakeFiles" in dirnames:
+                found.append(str((here / "CMakeFiles").relative_to(source)))
+    return found
+
+
+def safe_remove(source: Path, patterns: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Remove what ``patterns`` (relative globs) match inside ``source``.
+
+    Returns (removed, refused) as paths relative to the source tree.  A pattern
+    that is absolute or climbs out (``..``) is refused; a match reached through
+    a symlinked directory is refused; a match that is itself a symlink is
+    unlinked (the link goes, what it points to stays).
+    """
+    root = source.resolve()
+    removed: list[str] = []
+    refused: list[str] = []
+    for pattern in patterns:
+        if os.path.isabs(pattern) or ".." in Path(pattern).parts:
+            refused.append(pattern)
+            continue
+        matches = sorted(globlib.glob(pattern, root_dir=root, recursive=True, include_hidden=True))
+        for rel in matches:
+            path = root / rel
+            if not _inside(Path(os.path.abspath(path)), root) or _crosses_symlink(path, root):
+                refused.append(rel)
+                continue
+            if not _inside(path.parent.resolve(), root):
+                refused.append(rel)
+                continue
+            try:
+                if path.is_symlink() or not path.is_dir():
+                    path.unlink()
+                else:
+                    shutil.rmtree(path)
+            except FileNotFoundError:
+                continue
+            removed.append(rel)
+    return removed, refused
+
+
+# --- library search ---------------------------------------------------------
+
+_PACKAGE_HINTS = {
+    "amdhip64": "hip-runtime-amd (ROCm repo) or libamdhip64-dev (Debian/Ubuntu)",
+    "hiprtc": "hip-runtime-amd (ROCm >= 7 splits hipRTC out of libamdhip64: link hiprtc)",
+    "hsa-runtime64": "hsa-rocr (ROCm repo) or libhsa-runtime-dev (Debian/Ubuntu)",
+    "hipblas": "hipblas-dev",
+    "hipblaslt": "hipblaslt-dev",
+    "rocblas": "rocblas-dev",
+    "miopen": "miopen-hip-dev",
+    "rccl": "rccl-dev",
+    "hipfft": "hipfft-dev",
+    "hiprand": "hiprand-dev",
+    "rocrand": "rocrand-dev",
+    "hipsparse": "hipsparse-dev",
+    "hipsolver": "hipsolver-dev",
+    "roctracer64": "roctracer-dev",
+    "roctx64": "roctracer-dev",
+    "amd_comgr": "comgr",
+    "numa": "libnuma-dev",
+    "drm": "libdrm-dev",
+    "drm_amdgpu": "libdrm-dev",
+}
+
+
+def library_base(name: str) -> str:
+    """``libhipblas.so.3`` / ``hipblas`` / ``-lhipblas`` -> ``hipblas``."""
+    name = name.strip().removeprefix("-l")
+    name = re.sub(r"\.so(\.\d+)*$|\.a$", "", name)
+    return name.removeprefix("lib")
+
+
+def package_hint(name: str) -> str:
+    base = library_base(name)
+    return _PACKAGE_HINTS.get(base.lower(), f"the package that ships lib{base}.so (often {base}-dev)")
+
+
+def _pip_rocm_dirs(plan: BuildPlan, run: Callable[..., CommandResult]) -> list[Path]:
+    """Library dirs of pip-installed ROCm (rocm-sdk wheels) and torch's bundled ROCm libs."""
+    probe = run(
+        [plan.python, "-c", "import site,sys; print('\\n'.join(site.getsitepackages()+[site.getusersitepackages()]))"],
+        env=plan.env,
+    )
+    dirs: list[Path] = []
+    if probe.ok:
+        for line in probe.output.splitlines():
+            sp = Path(line.strip())
+            if sp.is_dir():
+                dirs.extend(p for p in sorted(sp.glob("_rocm_sdk*/lib")) if p.is_dir())
+                dirs.extend(p for p in sorted(sp.glob("rocm_sdk*/lib")) if p.is_dir())
+                if (sp / "torch" / "lib").is_dir():
+                    dirs.append(sp / "torch" / "lib")
+    return dirs
+
+
+def _ldconfig_dirs(filename: str, run: Callable[..., CommandResult]) -> list[Path]:
+    result = run(["ldconfig", "-p"])
+    if not result.ok:
+        result = run(["/sbin/ldconfig", "-p"])
+    dirs = []
+    for line in result.output.splitlines():
+        lhs, _, rhs = line.partition("=>")
+        if lhs.strip().split(" ")[0] == filename and rhs.strip():
+            dirs.append(Path(rhs.strip()).parent)
+    return dirs
+
+
+def _search_tree(source: Path, filename: str, max_depth: int = 6) -> list[Path]:
+    found = []
+    root_depth = len(source.parts)
+    for dirpath, dirnames, filenames in os.walk(source, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = [d for d in dirnames if d not in (".git", "node_modules", "__pycache__")]
+        if len(here.parts) - root_depth >= max_depth:
+            dirnames[:] = []
+        if filename in filenames:
+            found.append(here)
+    return found
+
+
+def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext) -> list[Path]:
+    """Directories holding ``filename``: ROCm lib dirs, other ROCm installs, pip ROCm, ldconfig, the tree."""
+    candidates: list[Path] = [Path(d) for d in plan.rocm.lib_dirs]
+    candidates += [Path(p) for p in sorted(globlib.glob("/opt/rocm*/lib")) + sorted(globlib.glob("/opt/rocm/core*/lib"))]
+    candidates += list(ctx.extra_library_dirs)
+    candidates += _pip_rocm_dirs(plan, ctx.run)
+    candidates += _ldconfig_dirs(filename, ctx.run)
+    candidates += _search_tree(plan.source, filename)
+    seen: dict[str, Path] = {}
+    for directory in candidates:
+        if (directory / filename).exists() and str(directory) not in seen:
+            seen[str(directory)] = directory
+    return list(seen.values())
+
+
+# --- the remedies -----------------------------------------------------------
+
+def add_library_paths(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    name = "add_library_paths"
+    library = diagnosis.fields.get("library") or diagnosis.fields.get("soname")
+    if not library:
+        return RemedyResult(name, False, plan, "the diagnosis names no library to look for")
+    load_time = diagnosis.category == "missing_runtime_library"
+    base = library_base(library)
+    filename = library if load_time and ".so" in library else f"lib{base}.so"
+    variable = "LD_LIBRARY_PATH" if load_time else "LIBRARY_PATH"
+    dirs = find_library_dirs(plan, filename, ctx)
+    on_path = set(split_path(plan.env.get(variable)))
+    new_dirs = [d for d in dirs if str(d) not in on_path]
+    if not new_dirs:
+        if dirs:
+            detail = f"{filename} is in {dirs[0]}, which is already on {variable}; the path is not the problem"
+        else:
+            versioned = [] if load_time else find_library_dirs(plan, f"lib{base}.so.0", ctx)
+            detail = f"{filename} was not found in the ROCm lib dirs, pip-installed ROCm, ldconfig or the source tree"
+            if versioned:
+                detail += " (only a versioned soname exists: the development package is missing)"
+        return RemedyResult(name, False, plan, detail,
+                            warning=f"lib{base} is likely provided by {package_hint(base)}")
+    chosen = os.pathsep.join(str(d) for d in new_dirs[:1])
+    changes = (
+        EnvChange("LIBRARY_PATH", "prepend", chosen, f"found {filename} (remedy add_library_paths)"),
+        EnvChange("LD_LIBRARY_PATH", "prepend", chosen, f"found {filename} (remedy add_library_paths)"),
+    )
+    return RemedyResult(name, True, plan.with_changes(*changes),
+                        f"found {filename} in {chosen}; added it to LIBRARY_PATH and LD_LIBRARY_PATH")
+
+
+def clean_build(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    patterns = [*plan.recipe.clean_paths, *cmake_caches(plan.source)]
+    removed, refused = safe_remove(plan.source, patterns)
+    detail = f"removed {', '.join(removed)}" if removed else "nothing to remove"
+    if refused:
+        detail += f"; refused (outside the tree or through a symlink): {', '.join(refused)}"
+    # A clean tree needs prepare again (e.g. hipify, vendored libraries).
+    return RemedyResult("clean_build", True, replace(plan, run_prepare=True), detail, removed=tuple(removed))
+
+
+def uninstall_packages(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    name = "uninstall_packages"
+    packages = list(plan.recipe.packages)
+    if not packages:
+        return RemedyResult(name, False, plan, "the recipe names no packages to uninstall")
+    result = ctx.run([plan.python, "-m", "pip", "uninstall", "-y", *packages], env=plan.env, timeout=600)
+    gone = re.findall(r"Successfully uninstalled (\S+)", result.output)
+    if not gone:
+        return RemedyResult(name, False, plan, f"none of {', '.join(packages)} was installed in {plan.python}")
+    return RemedyResult(name, True, plan, f"uninstalled {', '.join(gone)} from {plan.python}")
+
+
+_OPT_FLAG = re.compile(r"(?<!\S)-O(?:[0-3sgz]|fast)?(?!\S)")
+FLAG_VARIABLES = ("CFLAGS", "CXXFLAGS", "HIPFLAGS", "HIPCC_COMPILE_FLAGS_APPEND")
+CMAKE_CONFIG_FLAGS = tuple(
+    f"CMAKE_{lang}_FLAGS_{config}" for lang in ("C", "CXX", "HIP") for config in ("RELEASE", "RELWITHDEBINFO")
+)
+
+
+def replace_opt_level(flags: str, level: int) -> str:
+    """Replace every -O flag with -O<level>; add one if there is none (never two contradicting)."""
+    if _OPT_FLAG.search(flags):
+        replaced = _OPT_FLAG.sub(f"-O{level}", flags)
+        return re.sub(rf"(-O{level})(\s+-O{level})+", r"\1", replaced)
+    return f"{flags} -O{level}".strip()
+
+
+def lower_optimization(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    name = "lower_optimization"
+    level = {None: 2, 2: 1}.get(plan.opt_level)
+    if level is None:
+        return RemedyResult(name, False, plan, "already at -O1")
+    env = plan.env
+    reason = f"-O{level} (remedy lower_optimization)"
+    changes = [EnvChange(var, "set", replace_opt_level(env.get(var, ""), level), reason) for var in FLAG_VARIABLES]
+    for var in CMAKE_CONFIG_FLAGS:
+        debug = " -g" if var.endswith("RELWITHDEBINFO") else ""
+        changes.append(EnvChange(var, "set", f"-O{level}{debug} -DNDEBUG", reason))
+    # vLLM splits CMAKE_ARGS on spaces (no quoting): one token per -D, no spaces inside values.
+    kept = [t for t in env.get("CMAKE_ARGS", "").split() if not any(t.startswith(f"-D{v}=") for v in CMAKE_CONFIG_FLAGS)]
+    kept += [f"-D{var}=-O{level}" for var in CMAKE_CONFIG_FLAGS if var.endswith("RELEASE")]
+    changes.append(EnvChange("CMAKE_ARGS", "set", " ".join(kept), reason))
+    # CMake caches the flags of the first configure: without a fresh configure nothing changes.
+    removed, _ = safe_remove(plan.source, cmake_caches(plan.source))
+    detail = f"-O3 -> -O{level} in {', '.join(FLAG_VARIABLES)}, CMake per-config HIP/CXX/C flags and CMAKE_ARGS"
+    if removed:
+        detail += f"; removed {', '.join(removed)} for a fresh configure"
+    warning = ("changing the optimisation flags changes every compile command: "
+               "expect a cold compiler cache (0% hits) on the next attempt") if ctx.cache_in_use else None
+    return RemedyResult(name, True, plan.with_changes(*changes, opt_level=level), detail,
+                        removed=tuple(removed), warning=warning)
+
+
+def reduce_jobs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    name = "reduce_jobs"
+    if plan.jobs <= 1:
+        return RemedyResult(name, False, plan, "MAX_JOBS is already 1")
+    jobs = max(1, plan.jobs // 2)
+    changes = [EnvChange(var, "set", str(jobs), f"halved from {plan.jobs} (remedy reduce_jobs)")
+               for var in plan.recipe.resources.job_variables]
+    return RemedyResult(name, True, plan.with_changes(*changes, jobs=jobs,
+                                                      jobs_reason=f"halved from {plan.jobs} by reduce_jobs"),
+                        f"{', '.join(plan.recipe.resources.job_variables)} {plan.jobs} -> {jobs}")
+
+
+def wait_and_retry(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    return RemedyResult("wait_and_retry", True, plan, "nothing changes; waiting before the retry (transient failure)")
+
+
+Remedy = Callable[[BuildPlan, DiagnosisLike, RemedyContext], RemedyResult]
+
+REMEDIES: dict[str, Remedy] = {
+    "add_library_paths": add_library_paths,
+    "clean_build": clean_build,
+    "uninstall_packages": uninstall_packages,
+    "lower_optimization": lower_optimization,
+    "reduce_jobs": reduce_jobs,
+    "wait_and_retry": wait_and_retry,
+}
+assert tuple(REMEDIES) == REMEDY_NAMES
