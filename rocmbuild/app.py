@@ -534,9 +534,10 @@ def _progress_json(progress: Any) -> dict[str, Any] | None:
 
 
 def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
-    from rocmbuild.preflight import run_preflight
+    from rocmbuild.checklist import plan_checks
 
-    return run_preflight(plan, run=services.run)
+    facts = hostmod.gather_host(options.rocm_path, plan.caller_env, run=services.run)
+    return plan_checks(plan, facts.mem_available, run=services.run)
 
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:

@@ -2,10 +2,15 @@
 
 Used by the watcher (live) and the classifier (saved logs).  The raw log always
 keeps the original bytes; only the copy that is matched is cleaned.  Removes
-ANSI escapes, ``\\r`` progress redraws (keeps the last redraw), CI timestamps,
-docker BuildKit step prefixes (``#8 245.6 ``), TheRock ``[component phase]``
-prefixes, pip's indentation and box characters (``×│╰─>``), and markdown quote
-markers.
+ANSI escapes (also the bare ``[0m`` left when a log was copied without the ESC
+byte), ``\\r`` progress redraws (keeps the last redraw), a BOM and NULs, CI
+timestamps (ISO, bracketed, ``hh:mm:ss``), GitHub Actions ``##[error]`` markers,
+docker BuildKit step prefixes (``#8 245.6 ``), docker compose service prefixes
+(``vllm-1  | ``), TheRock ``[component phase]`` prefixes, pip's and uv's
+indentation and box characters (``×│╰─>`` / ``├─▶``), and markdown quote markers.
+
+Lines wrapped at a fixed width cannot be rejoined from one line alone; the
+signatures keep their keywords short and their captures tolerant instead.
 """
 
 from __future__ import annotations
@@ -13,15 +18,20 @@ from __future__ import annotations
 import re
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+# SGR / erase sequences whose ESC byte was lost in copy-paste ("[0m", "[1;31m", "[0K").
+_BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*[mK]|\[K(?!\w)")
 # Leading decorations, applied repeatedly (a BuildKit prefix may follow a timestamp).
 _PREFIXES = re.compile(
     r"""^(?:
-        \s*\d{4}-\d\d-\d\d[T\s]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\s*   # ISO timestamp (GitHub Actions)
+        \s*\[?\d{4}-\d\d-\d\d[T\s]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|\s?[+-]\d\d:?\d\d)?\]?(?:\s+|$)  # ISO timestamp
       | \s*\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s+                                      # 12:34:56 / [12:34:56.789]
-      | \#\d+\s+\d+(?:\.\d+)?\s                                                     # BuildKit "#8 245.6 "
-      | \[[\w.+-]+\s(?:configure|build|install|stage|download)\]\s                  # TheRock "[hipBLASLt build] "
-      | \s*>\s?                                                                     # markdown quote
-      | \s*[×│╰╭─┃]+(?:─*>)?\s*                                                     # pip's error boxes
+      | \s*\#\#\[(?:error|warning|group|endgroup|notice|debug|section|command)\]     # GitHub Actions markers
+      | \s*::(?:error|warning|notice|debug|group|endgroup)(?:\s[^:]*)?::              # workflow commands
+      | \#\d+\s+\d+(?:\.\d+)?(?:\s|$)                                                # BuildKit "#8 245.6 "
+      | [\w.-]+-\d+\s+\|\s                                                           # docker compose "vllm-1  | "
+      | \[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s # TheRock "[hipBLASLt build] "
+      | \s*>\s?                                                                      # markdown quote
+      | \s*[×│╰╭├┃║╠╚]+(?:[─━]*[>▶])?\s*                                               # pip / uv error boxes
     )""",
     re.VERBOSE,
 )
@@ -35,6 +45,10 @@ def clean_line(raw: str) -> str:
         # A progress bar redraws with \r: what a terminal shows is the last part.
         parts = [p for p in raw.split("\r") if p.strip()]
         raw = parts[-1] if parts else ""
+    if "\ufeff" in raw or "\x00" in raw:
+        raw = raw.replace("\ufeff", "").replace("\x00", "")
+    if "[" in raw and ("m" in raw or "K" in raw):
+        raw = _BARE_SGR.sub("", raw)
     previous = None
     while previous != raw:
         previous = raw

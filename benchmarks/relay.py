@@ -1,0 +1,162 @@
+"""Relay throughput: rocmbuild's runner versus `script` (the PTY relay floor).
+
+Generates a ~90 MB build-like log (ninja lines, compiler warnings, occasional
+errors) in a temporary directory, then times, several runs each:
+
+* rocmbuild: ``run_attempt`` running ``cat FILE`` under its PTY, with a Watcher
+  whose hook has ~30 keywords, the raw log written, and a Display relaying to
+  /dev/null;
+* script: ``script -q -c 'cat FILE' /dev/null`` with stdout to /dev/null.
+
+Prints the median throughputs (MB/s) and their ratio, for each way of
+finding keyword candidates available (one ``find`` per keyword; Aho-Corasick
+when ``ahocorasick_rs`` is installed).  The goal is a ratio of
+at least 0.9 with the watcher active.  ``--catalogue`` uses the real
+classifier (the whole bundled catalogue) as the hook instead.
+
+    .venv/bin/python benchmarks/relay.py [--size-mb 90] [--runs 5] [--catalogue]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rocmbuild.display import Display
+from rocmbuild.runner import Limits, Step, run_attempt
+from rocmbuild.watcher import ACCELERATOR_AVAILABLE, LineHook, Watcher
+
+# Realistic catalogue keywords (what a classifier would prefilter on).
+KEYWORDS: tuple[bytes, ...] = (
+    b"error:", b"Error", b"FAILED: ", b"cannot find -l", b"undefined reference to", b"undefined symbol",
+    b"No space left on device", b"Killed", b"signal terminated program", b"out of memory",
+    b"internal compiler error", b"LLVM ERROR", b"Stack dump", b"No module named",
+    b"error while loading shared libraries", b"cannot open shared object file", b"invalid device function",
+    b"No binary for GPU", b"nsupported", b"is not a supported", b"HSA_STATUS_ERROR", b"Could not resolve host",
+    b"Connection reset by peer", b"Read timed out", b"Temporary failure in name resolution",
+    b"GLIBCXX_", b"compiled against", b"CMake Error", b"ninja: build stopped", b"Traceback",
+)
+
+
+class CountingHook:
+    """A LineHook that only counts candidates (the classifier's work is not what is measured)."""
+
+    def __init__(self, keywords: tuple[bytes, ...]) -> None:
+        self.keywords = keywords
+        self.candidates = 0
+
+    def on_line(self, number: int, text: str, before: tuple[str, ...]) -> int:
+        self.candidates += 1
+        return 0
+
+    def on_context(self, number: int, text: str) -> None:
+        pass
+
+
+def make_log(path: Path, size_mb: float, seed: int = 7) -> int:
+    rng = random.Random(seed)
+    target = int(size_mb * 1_000_000)
+    total_edges = target // 110
+    parts: list[bytes] = []
+    size = 0
+    edge = 0
+    while size < target:
+        r = rng.random()
+        if r < 0.86:
+            edge += 1
+            line = (f"[{edge}/{total_edges}] Building HIPCC object caffe2/CMakeFiles/torch_hip.dir/__/aten/src/"
+                    f"ATen/native/hip/torch_hip_generated_Op{edge}.hip.o\n")
+        elif r < 0.995:
+            line = (f"/src/pytorch/aten/src/ATen/native/hip/Op{edge}.hip:{rng.randint(1, 900)}:7: warning: "
+                    f"loop not unrolled: the optimizer was unable to perform the requested transformation "
+                    f"[-Wpass-failed=transform-warning]\n")
+        elif r < 0.999:
+            line = f"/src/pytorch/aten/src/ATen/native/hip/Op{edge}.hip:12:3: error: use of undeclared identifier 'x'\n"
+        else:
+            line = "FAILED: caffe2/CMakeFiles/torch_hip.dir/__/aten/src/ATen/native/hip/Op.hip.o \n"
+        data = line.encode()
+        parts.append(data)
+        size += len(data)
+    path.write_bytes(b"".join(parts))
+    return size
+
+
+def time_rocmbuild(log: Path, work: Path, hook: LineHook, accelerate: bool) -> tuple[float, int]:
+    attempt_log = work / "attempt-1.log"
+    attempt_log.unlink(missing_ok=True)
+    watcher = Watcher(hook, accelerate=accelerate)
+    with open(os.devnull, "wb") as sink, Display(sink, mode="normal", is_tty=False) as display:
+        t0 = time.perf_counter()
+        outcome = run_attempt(
+            [Step("build", f"cat {log}")], cwd=work, env=dict(os.environ), log_path=attempt_log,
+            watcher=watcher, limits=Limits(stall_timeout_s=120), display=display,
+        )
+        elapsed = time.perf_counter() - t0
+    if not outcome.succeeded:
+        sys.exit(f"rocmbuild run failed: {outcome}")
+    if attempt_log.stat().st_size < log.stat().st_size:
+        sys.exit("the attempt log is shorter than the input: bytes were lost")
+    return elapsed, watcher.lines_seen
+
+
+def time_script(log: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(["script", "-q", "-c", f"cat {log}", "/dev/null"], stdout=subprocess.DEVNULL,
+                   stdin=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - t0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size-mb", type=float, default=90)
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--catalogue", action="store_true", help="use the real classifier as the hook")
+    args = parser.parse_args()
+    if shutil.which("script") is None:
+        sys.exit("`script` (util-linux) is needed for the comparison")
+    with tempfile.TemporaryDirectory(prefix="rocmbuild-bench-") as tmp:
+        work = Path(tmp)
+        log = work / "build.log"
+        size = make_log(log, args.size_mb)
+        if args.catalogue:
+            from rocmbuild.classifier import Classifier
+
+            hook: LineHook = Classifier()
+            label = f"rocmbuild (watcher + classifier, {len(hook.keywords)} keywords)"
+        else:
+            hook = CountingHook(KEYWORDS)
+            label = f"rocmbuild (watcher, {len(KEYWORDS)} keywords)"
+        # Candidate finding: one `find` per keyword (stdlib), and Aho-Corasick where ahocorasick_rs is installed.
+        finders = {False: "find per keyword"} | ({True: "Aho-Corasick"} if ACCELERATOR_AVAILABLE else {})
+        ours: dict[bool, list[float]] = {f: [] for f in finders}
+        floor: list[float] = []
+        lines = 0
+        for _ in range(args.runs):  # interleaved, so drifting machine load hits all alike
+            for accelerate in finders:
+                elapsed, lines = time_rocmbuild(log, work, hook, accelerate)
+                ours[accelerate].append(elapsed)
+            floor.append(time_script(log))
+        mb = size / 1e6
+        floor_s = statistics.median(floor)
+        print(f"input: {mb:.1f} MB, {lines} lines; {args.runs} runs each, median")
+        print(f"{'relay':<70} {'MB/s':>8} {'median s':>9} {'ratio':>6}")
+        for accelerate, name in finders.items():
+            median = statistics.median(ours[accelerate])
+            print(f"{label + ', ' + name:<70} {mb / median:>8.1f} {median:>9.2f} {floor_s / median:>6.2f}")
+        print(f"{'script -q -c cat (PTY relay floor)':<70} {mb / floor_s:>8.1f} {floor_s:>9.2f} {1:>6.2f}")
+        if not ACCELERATOR_AVAILABLE:
+            print("(ahocorasick_rs is not installed: only the stdlib finder was measured)")
+        print("goal: ratio rocmbuild/script >= 0.90")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,61 @@
+"""Which checks run, for a build plan (preflight) and for ``doctor``.
+
+The individual checks live in preflight.py; this module only chooses them
+from what the plan or the machine says, so preflight and doctor stay "the
+same checks".
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmbuild import preflight, runner
+from rocmbuild.plan import BuildPlan
+
+Run = Callable[..., runner.CommandResult]
+
+
+@dataclass(frozen=True)
+class _Rocm:
+    root: Path
+    version: str | None
+    lib_dirs: Sequence[Path]
+    bin_dirs: Sequence[Path]
+
+
+def find_hipcc(hipcc: str | None, env: Mapping[str, str]) -> str | None:
+    if hipcc and Path(hipcc).exists():
+        return hipcc
+    return shutil.which("hipcc", path=env.get("PATH"))
+
+
+def toolchain_checks(*, rocm: _Rocm | None, hipcc: str | None, archs: Sequence[str], env: Mapping[str, str],
+                     run: Run) -> list[preflight.Check]:
+    checks = [preflight.check_rocm_root(rocm)]
+    platform = preflight.check_hipcc_is_amd(hipcc, env, run)
+    checks.append(platform)
+    if hipcc and not platform.failed and archs:
+        checks += preflight.check_arch_supported(hipcc, archs, env, run)
+    return checks
+
+
+def plan_checks(plan: BuildPlan, mem_available: int, run: Run = runner.capture) -> list[preflight.Check]:
+    """Preflight: what predictably fails a 2-hour build, checked in seconds."""
+    env = plan.env
+    rocm = None
+    if plan.rocm.root:
+        rocm = _Rocm(Path(plan.rocm.root), plan.rocm.version, [Path(d) for d in plan.rocm.lib_dirs], [])
+    hipcc = find_hipcc(plan.rocm.hipcc, env)
+    checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=plan.archs, env=env, run=run)
+    resources = plan.recipe.resources
+    checks += preflight.check_libraries(plan.recipe.preflight.libraries, plan.rocm.lib_dirs, run)
+    checks.append(preflight.check_disk(plan.source, resources.min_free_disk_gb))
+    checks.append(preflight.check_memory(mem_available, resources.memory_per_job_gb))
+    if "torch" in plan.recipe.requires:
+        checks.append(preflight.check_torch_rocm(plan.python, env, run))
+    if plan.recipe.preflight.python_modules:
+        checks.append(preflight.check_python_modules(plan.python, plan.recipe.preflight.python_modules, env, run))
+    return checks

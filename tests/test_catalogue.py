@@ -1,0 +1,175 @@
+"""The failure catalogue: validation (errors name file and entry), bundled examples, user overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rocmbuild.catalogue import (
+    CATEGORIES,
+    REMEDY_NAMES,
+    ExampleCase,
+    check_catalogue,
+    check_file,
+    example_cases,
+    load_catalogue,
+    user_signature_dir,
+)
+from rocmbuild.classifier import classify
+from rocmbuild.errors import CatalogueError
+
+BUNDLED = load_catalogue(user=False)
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+GOOD = """
+[[signature]]
+id = "my-lib-missing"
+category = "missing_library"
+description = "our vendored libfoo is missing"
+patterns = ['cannot locate libfoo-(?P<library>\\w+)']
+keywords = ["libfoo-"]
+priority = 90
+examples = ["fatal: cannot locate libfoo-core"]
+near_misses = ["found libfoo-core"]
+"""
+
+
+@pytest.mark.parametrize("case", example_cases(BUNDLED),
+                         ids=lambda c: f"{c.signature}:{'ok' if c.should_match else 'near'}")
+def test_bundled_examples_and_near_misses(case: ExampleCase) -> None:
+    sig = BUNDLED.get(case.signature)
+    assert (sig.match(case.line) is not None) == case.should_match
+
+
+def test_bundled_catalogue_checks_clean() -> None:
+    failures, checked = check_catalogue(None)
+    assert failures == []
+    assert checked == len(load_catalogue().signatures)
+
+
+def test_every_category_has_a_ladder_entry_and_known_remedies() -> None:
+    assert set(BUNDLED.categories) == set(CATEGORIES)
+    for info in BUNDLED.categories.values():
+        assert set(info.remedies) <= set(REMEDY_NAMES)
+    ladders = BUNDLED.category_ladders()
+    assert ladders["missing_library"] == ("add_library_paths", "clean_build")
+    assert ladders["compiler_crash"] == ("lower_optimization", "reduce_jobs")
+    assert ladders["out_of_memory"][0] == "reduce_jobs" and len(ladders["out_of_memory"]) >= 2
+    assert ladders["network"] == ("wait_and_retry",) * 3
+    for category in ("unsupported_arch", "toolchain_missing", "disk_full", "missing_python_dependency"):
+        assert not BUNDLED.category(category).retryable
+        assert ladders[category] == ()
+
+
+def test_every_signature_has_references_or_is_fallback_and_examples() -> None:
+    for sig in BUNDLED.signatures:
+        assert sig.examples, sig.id
+        assert sig.description and "\n" not in sig.description
+
+
+def test_keywords_are_few_and_not_trivially_common() -> None:
+    # The watcher makes one pass per keyword over every chunk: the set must stay small.
+    assert len(BUNDLED.keywords) <= 30
+    for common in (b"warning:", b"error", b"Error", b"Building", b"[", b"-- "):
+        assert common not in BUNDLED.keywords
+
+
+def test_priority_order() -> None:
+    priorities = [s.priority for s in BUNDLED.signatures]
+    assert priorities == sorted(priorities, reverse=True)
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (GOOD.replace('category = "missing_library"', 'category = "missing_libary"'),
+         "unknown category 'missing_libary'"),
+        (GOOD.replace('priority = 90', 'priority = 90\nremedies = ["reboot"]'), "unknown remedy 'reboot'"),
+        (GOOD.replace('priority = 90', 'priority = 90\nseverity = 3'), "unknown key 'severity'"),
+        (GOOD.replace('priority = 90', 'priority = "high"'), "'priority' must be an integer"),
+        (GOOD.replace("patterns = ['cannot locate libfoo-(?P<library>\\w+)']", "patterns = ['(unclosed']"),
+         "invalid regex"),
+        (GOOD.replace('keywords = ["libfoo-"]', 'keywords = ["zzz"]'), "contains none of the keywords"),
+        (GOOD.replace('description = "our vendored libfoo is missing"\n', ""), "missing required key 'description'"),
+        (GOOD.replace('category = "missing_library"', 'category = "stalled"'), "unknown category 'stalled'"),
+        (GOOD + GOOD, "duplicate id"),
+        ("[category.missing_library]\nremedies = ['nope']\n", "unknown remedy 'nope'"),
+        ("[category.made_up]\nretryable = true\n", "unknown category 'made_up'"),
+        ("[category.network]\nbackoff = 3\n", "unknown key 'backoff'"),
+        ("signatures = []\n", "unknown top-level key 'signatures'"),
+        ("[[signature]\n", "not valid TOML"),
+    ],
+)
+def test_validation_errors_name_file_and_entry(tmp_path: Path, body: str, needle: str) -> None:
+    path = write(tmp_path / "mine.toml", body)
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue([path], user=False)
+    message = info.value.what
+    assert needle in message
+    assert str(path) in message
+    if "[[signature]]" in body and "TOML" not in needle and "top-level" not in needle:
+        assert "my-lib-missing" in message
+
+
+def test_user_signatures_add_and_override_by_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    directory = user_signature_dir()
+    assert directory == tmp_path / "rocmbuild" / "signatures"
+    directory.mkdir(parents=True)
+    write(directory / "10-mine.toml", GOOD)
+    # Override a bundled signature by id: a different pattern and category-level retryable.
+    write(directory / "20-override.toml", """
+[[signature]]
+id = "ld-cannot-find-library"
+category = "missing_library"
+description = "site override: only hipblas counts"
+patterns = ['cannot find -l(?P<library>hipblas)']
+keywords = ["cannot find -l"]
+priority = 70
+examples = ["/usr/bin/ld: cannot find -lhipblas"]
+
+[[signature]]
+id = "bare-killed"
+category = "out_of_memory"
+description = "off"
+patterns = ['x']
+keywords = ["x"]
+enabled = false
+""")
+    catalogue = load_catalogue()
+    assert catalogue.get("my-lib-missing").source.endswith("10-mine.toml")
+    assert catalogue.get("ld-cannot-find-library").description == "site override: only hipblas counts"
+    with pytest.raises(KeyError):
+        catalogue.get("bare-killed")
+    got = classify(["fatal: cannot locate libfoo-core"], catalogue=catalogue)
+    assert (got.category, got.signature, dict(got.fields)) == ("missing_library", "my-lib-missing", {"library": "core"})
+    assert classify(["/usr/bin/ld: cannot find -lrocblas"], catalogue=catalogue).category == "unknown"
+    assert classify(["Killed"], catalogue=catalogue).category == "unknown"
+    # The default Classifier (catalogue=None) picks the user files up too.
+    assert classify(["fatal: cannot locate libfoo-core"]).signature == "my-lib-missing"
+
+
+def test_check_file_reports_examples_and_near_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty"))
+    assert check_file(write(tmp_path / "good.toml", GOOD)) == []
+    bad = GOOD.replace('near_misses = ["found libfoo-core"]', 'near_misses = ["cannot locate libfoo-x"]')
+    bad = bad.replace('examples = ["fatal: cannot locate libfoo-core"]',
+                      'examples = ["fatal: cannot locate libfoo-core", "libfoo- is gone"]')
+    failures = check_file(write(tmp_path / "bad.toml", bad))
+    assert any("example does not match" in f and "libfoo- is gone" in f for f in failures)
+    assert any("near-miss matches" in f for f in failures)
+    # A user signature whose example a higher-priority bundled signature of another category steals.
+    stolen = GOOD.replace("cannot locate libfoo-(?P<library>\\w+)", "libfoo-(?P<library>\\w+)").replace(
+        'examples = ["fatal: cannot locate libfoo-core"]',
+        'examples = ["libfoo-core: No space left on device"]').replace("priority = 90", "priority = 10")
+    failures = check_file(write(tmp_path / "stolen.toml", stolen))
+    assert any("classified as no-space-left-on-device (disk_full)" in f for f in failures), failures
+    # A file that does not load is one failure, not an exception.
+    failures, checked = check_catalogue(write(tmp_path / "broken.toml", "[[signature]\n"))
+    assert checked == 0 and len(failures) == 1 and "not valid TOML" in failures[0]

@@ -1,0 +1,348 @@
+"""The classifier: root cause over noise, the traps of ERRORS.md, fixtures, streams."""
+
+from __future__ import annotations
+
+import io
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from rocmbuild.catalogue import load_catalogue
+from rocmbuild.classifier import Classifier, Diagnosis, classify, classify_stream
+
+CAT = load_catalogue(user=False)
+FIXTURES = Path(__file__).parent / "fixtures" / "logs"
+ROOT = Path(__file__).parent.parent
+
+
+def run(text: str, exit_status: int | None = None) -> Diagnosis:
+    return classify(text.strip("\n").split("\n"), catalogue=CAT, exit_status=exit_status)
+
+
+# ------------------------------------------------------------------------------------------- fixtures
+
+FIXTURE_LOGS = sorted(FIXTURES.glob("*/*.log"))
+
+
+@pytest.mark.parametrize("log", FIXTURE_LOGS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_fixture_log(log: Path) -> None:
+    meta = tomllib.loads(log.with_suffix(".meta.toml").read_text(encoding="utf-8"))
+    with log.open("rb") as handle:
+        got = classify_stream(handle, catalogue=CAT, exit_status=meta.get("exit_status"))
+    explain = f"{got.signature} line {got.line}: {got.text!r}; runners-up {[str(r) for r in got.runners_up][:3]}"
+    assert got.category == meta["category"], explain
+    if meta["category"] != "unknown" and "line" in meta:
+        assert got.line == meta["line"], explain
+    for key, value in (meta.get("fields") or {}).items():
+        assert got.fields.get(key) == value, f"field {key}: {dict(got.fields)}"
+    # classify() over lines agrees with the streaming path.
+    lines = log.read_bytes().decode("utf-8", "replace").split("\n")
+    again = classify(lines, catalogue=CAT, exit_status=meta.get("exit_status"))
+    assert (again.category, again.signature, again.line) == (got.category, got.signature, got.line)
+
+
+def test_fixture_directory_is_consistent() -> None:
+    for log in FIXTURE_LOGS:
+        meta = log.with_suffix(".meta.toml")
+        assert meta.exists(), f"{log} has no .meta.toml"
+        assert tomllib.loads(meta.read_text(encoding="utf-8"))["category"] == log.parent.name
+
+
+# ------------------------------------------------------------------------------------------- ranking
+
+
+def test_unknown_when_nothing_matches() -> None:
+    got = run("""
+[1/3] Building CXX object foo.o
+FAILED: foo.o
+/src/foo.cpp:3:1: error: expected ';' after class
+ninja: build stopped: subcommand failed.
+  error: subprocess-exited-with-error
+  note: This error originates from a subprocess, and is likely not a problem with pip.
+ERROR: Failed building wheel for vllm
+-- Configuring incomplete, errors occurred!
+""")
+    assert got.category == "unknown" and got.signature is None and got.line is None
+    assert not got.retryable and got.remedies == ()
+    assert got.to_json() == {"category": "unknown", "signature": None, "line": None, "text": None, "fields": {},
+                             "retryable": False, "remedies": [], "context": []}
+
+
+def test_specific_beats_fallback_anywhere() -> None:
+    got = run("""
+Killed
+[5/9] Linking
+/usr/bin/ld: cannot find -lhipblas
+""")
+    assert (got.category, got.signature, got.line, dict(got.fields)) == (
+        "missing_library", "ld-cannot-find-library", 3, {"library": "hipblas"})
+    assert any(r.signature == "bare-killed" and r.reason == "fallback" for r in got.runners_up)
+
+
+def test_fallback_wins_when_alone_and_sigkill_strengthens_it() -> None:
+    got = run("[10/99] Building HIP object x.o\nKilled\n")
+    assert (got.category, got.signature, got.line) == ("out_of_memory", "bare-killed", 2)
+    # With a specific failure elsewhere the bare Killed loses ... unless the exit status says SIGKILL.
+    text = "/usr/bin/ld: cannot find -lhipblas\nKilled\n"
+    assert run(text).category == "missing_library"
+    assert run(text, exit_status=137).category == "out_of_memory"
+    assert run(text, exit_status=-9).signature == "bare-killed"
+
+
+def test_sigkill_exit_status_alone_is_out_of_memory() -> None:
+    got = run("[10/99] Building HIP object x.o\n", exit_status=137)
+    assert (got.category, got.signature, got.line) == ("out_of_memory", "exit-status-sigkill", None)
+    assert got.remedies[0] == "reduce_jobs"
+    assert run("[10/99] Building HIP object x.o\n", exit_status=1).category == "unknown"
+
+
+def test_oom_kill_beats_crash_text_after_it() -> None:
+    got = run("""
+[100/200] Building HIP object flash_fwd.hip.o
+FAILED: flash_fwd.hip.o
+clang++: error: unable to execute command: Killed
+clang++: error: clang frontend command failed due to signal (use -v to see invocation)
+PLEASE submit a bug report to https://github.com/llvm/llvm-project/issues/
+""")
+    assert (got.category, got.line) == ("out_of_memory", 3)
+    crash = [r for r in got.runners_up if r.category == "compiler_crash"]
+    assert crash and crash[0].reason == "after an OOM kill"
+
+
+def test_disk_full_beats_backend_error_around_it() -> None:
+    got = run("""
+FAILED: a.o
+clang++: error: clang frontend command failed with exit code 70 (use -v to see invocation)
+fatal error: error in backend: IO failure on output stream: No space left on device
+""")
+    assert (got.category, got.line, got.retryable) == ("disk_full", 3, False)
+    assert {r.category for r in got.runners_up} == {"compiler_crash"}
+
+
+def test_first_failed_block_beats_later_errors() -> None:
+    got = run("""
+[1/9] Building HIP object a.o
+FAILED: a.o
+clang: error: invalid target ID 'gfx942'; format is a processor name followed by an optional list
+[2/9] Building HIP object b.o
+FAILED: lib/x.so
+/usr/bin/ld: cannot find -lhipblas
+ninja: build stopped: subcommand failed.
+""")
+    assert (got.category, got.line, got.fields["arch"]) == ("unsupported_arch", 3, "gfx942")
+    got = run("""
+/usr/bin/ld: cannot find -lrocblas
+[1/9] Building HIP object a.o
+FAILED: lib/a.so
+clang-17: error: clang frontend command failed with exit code 139 (use -v to see invocation)
+""")
+    # The crash in the FAILED block wins over an earlier (higher-priority) match outside it.
+    assert (got.category, got.line) == ("compiler_crash", 4)
+    assert any(r.reason == "outside the first FAILED block" for r in got.runners_up)
+
+
+def test_earliest_line_wins_at_equal_rank() -> None:
+    got = run("""
+ModuleNotFoundError: No module named 'torch'
+ModuleNotFoundError: No module named 'numpy'
+""")
+    assert (got.line, got.fields["module"]) == (1, "torch")
+
+
+def test_needed_by_warning_explains_the_undefined_reference_wall() -> None:
+    wall = "\n".join(f"/usr/bin/ld: /opt/rocm/lib/libamdhip64.so: undefined reference to `hsa_fn_{i}'"
+                     for i in range(30))
+    warning = ("/usr/bin/ld: warning: libhsa-runtime64.so.1, needed by /opt/rocm/lib/libamdhip64.so, not found "
+               "(try using -rpath or -rpath-link)")
+    got = run(f"""
+[99/100] Linking CXX executable bin/test
+{warning}
+{wall}
+collect2: error: ld returned 1 exit status
+""")
+    assert (got.category, got.signature, got.line) == ("missing_library", "ld-needed-by-not-found", 2)
+    assert got.fields["library"] == "hsa-runtime64"
+    # Alone (no undefined references follow) the warning is harmless: only a fallback.
+    lone = run("/usr/bin/ld: warning: libfoo.so.1, needed by libbar.so, not found (try using -rpath)\n"
+               "/usr/bin/ld: cannot find -lhipblas\n")
+    assert lone.signature == "ld-cannot-find-library"
+
+
+def test_boilerplate_never_wins_and_python_source_lines_are_skipped() -> None:
+    got = run("""
+      File "/usr/lib/python3/site-packages/pip/_vendor/urllib3/response.py", line 443, in _error_catcher
+        raise ReadTimeoutError(self._pool, None, "Read timed out.")
+    pip._vendor.urllib3.exceptions.ReadTimeoutError: HTTPSConnectionPool(host='pypi.org', port=443): Read timed out.
+  error: subprocess-exited-with-error
+ERROR: Failed building wheel for vllm
+""")
+    assert (got.category, got.line, got.remedies) == ("network", 3, ("wait_and_retry",) * 3)
+
+
+# ------------------------------------------------------------------------------------------- traps
+
+
+def test_runtime_gpu_oom_is_not_compile_oom() -> None:
+    assert run("torch.OutOfMemoryError: HIP out of memory. Tried to allocate 3.31 GiB.").category == "unknown"
+    assert run("RuntimeError: HIP out of memory. Tried to allocate 80.00 MiB").category == "unknown"
+    assert run("hipMalloc failed: Cannot allocate memory (hipErrorOutOfMemory)").category == "unknown"
+
+
+def test_optional_plugin_shared_object_warning_is_not_a_failure() -> None:
+    got = run("UserWarning: Failed to load image Python extension: "
+              "'libc10_hip.so: cannot open shared object file: No such file or directory'\n"
+              "  warn(\n"
+              "link_cuda_dso: warning: libamdhip64.so.6: cannot open shared object file: No such file or directory: "
+              "failed to load library\n")
+    assert got.category == "unknown"
+    real = run("ImportError: libamdhip64.so.6: cannot open shared object file: No such file or directory")
+    assert (real.category, real.fields["library"]) == ("missing_runtime_library", "libamdhip64.so.6")
+    assert real.remedies == ("add_library_paths", "clean_build")
+
+
+def test_undefined_symbol_of_own_kernel_is_not_abi_mismatch() -> None:
+    own = run("ImportError: /src/vllm/vllm/_rocm_C.abi3.so: undefined symbol: _Z24paged_attention_ll4mi_QKVIfLi16EEvv")
+    assert own.category != "abi_mismatch"
+    torch_sym = run("ImportError: /src/vllm/vllm/_C.abi3.so: undefined symbol: _ZN3c106detail19maybe_wrap_dim_slowEllb")
+    assert (torch_sym.category, torch_sym.remedies) == ("abi_mismatch", ("uninstall_packages", "clean_build"))
+
+
+def test_cuda_library_on_rocm_box_is_a_wrong_wheel() -> None:
+    got = run("ImportError: libcudart.so.12: cannot open shared object file: No such file or directory")
+    assert (got.category, got.retryable, got.fields["library"]) == ("toolchain_missing", False, "libcudart.so.12")
+    assert any(r.category == "missing_runtime_library" for r in got.runners_up)
+
+
+@pytest.mark.parametrize("line", [
+    "/usr/bin/ld: kann -lhipblas nicht finden: Datei oder Verzeichnis nicht gefunden",
+    "  = note: /usr/bin/ld : impossible de trouver -lhipblas : Aucun fichier ou dossier de ce nom",
+    "/usr/bin/ld: cannot find -lhipblas: No such file or directory",
+    "ld.lld: error: unable to find library -lhipblas",
+])
+def test_linker_cannot_find_library_shapes(line: str) -> None:
+    got = run(line)
+    assert (got.category, got.fields["library"]) == ("missing_library", "hipblas")
+
+
+def test_linker_killed_by_signal_9_is_oom() -> None:
+    got = run("collect2: fatal error: ld terminated with signal 9 [Killed]\ncompilation terminated.")
+    assert (got.category, got.signature, got.fields["program"]) == ("out_of_memory", "linker-killed-signal-9", "ld")
+
+
+def test_normal_link_failure_exit_code_1_is_not_a_crash() -> None:
+    assert run("clang: error: linker command failed with exit code 1 (use -v to see invocation)").category == "unknown"
+
+
+def test_module_not_found_warning_and_extension_modules() -> None:
+    assert run("UserWarning: Failed to initialize NumPy: No module named 'numpy'").category == "unknown"
+    assert run("ModuleNotFoundError: No module named 'vllm._C'").category == "unknown"
+    got = run("ModuleNotFoundError: No module named 'setuptools_scm'")
+    assert (got.category, got.retryable, got.remedies) == ("missing_python_dependency", False, ())
+
+
+def test_pip_retry_warnings_are_not_network_failures() -> None:
+    assert run("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
+               "connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', port=443): "
+               "Read timed out. (read timeout=15)\")': /simple/ninja/").category == "unknown"
+
+
+# ------------------------------------------------------------------------------------------- values
+
+
+def test_context_runners_up_and_json_shapes() -> None:
+    lines = [f"[{i}/50] Building CXX object o{i}.o" for i in range(1, 9)]
+    lines += ["/usr/bin/ld: cannot find -lhipblas", "collect2: error: ld returned 1 exit status", "a", "b", "c", "d"]
+    got = classify(lines, catalogue=CAT)
+    assert got.line == 9
+    assert got.context == (*lines[2:8], lines[8], *lines[9:13])
+    data = got.to_json()
+    assert list(data) == ["category", "signature", "line", "text", "fields", "retryable", "remedies", "context"]
+    assert data["fields"] == {"library": "hipblas"} and data["remedies"] == ["add_library_paths", "clean_build"]
+    assert list(got.summary_json()) == ["category", "signature", "line", "text", "fields", "retryable"]
+    assert got.fingerprint() == "missing_library|ld-cannot-find-library|library=hipblas"
+    assert got.fingerprint() != run("/usr/bin/ld: cannot find -lrocblas").fingerprint()
+    assert "runners_up" in got.explain_json() and got.explain_json()["advice"]
+
+
+def test_simple_diagnosis_for_the_runner() -> None:
+    got = Diagnosis.simple("stalled", "runner-stall", text="no output for 1800s", retryable=True,
+                           remedies=("reduce_jobs",))
+    assert got.to_json()["category"] == "stalled" and got.fingerprint() == "stalled|runner-stall"
+
+
+def test_incremental_hook_current_is_specific_only_and_finish_decides() -> None:
+    clf = Classifier(CAT)
+    assert clf.current() is None
+    assert b"FAILED: " in clf.keywords and all(isinstance(k, bytes) for k in clf.keywords)
+    clf.on_line(1, "Killed", ())
+    assert clf.current() is None  # a fallback never stops a build early
+    want = clf.on_line(2, "clang: error: invalid target ID 'gfx942'; format is ...", ("Killed",))
+    assert want >= 1
+    current = clf.current()
+    assert current is not None and current.category == "unsupported_arch" and not current.retryable
+    assert clf.current() is current  # cached until something new matches
+    clf.on_context(3, "[3/9] Building")
+    final = clf.finish(exit_status=2)
+    assert (final.category, final.line) == ("unsupported_arch", 2)
+    assert final.context == ("Killed", "clang: error: invalid target ID 'gfx942'; format is ...", "[3/9] Building")
+
+
+def test_classify_accepts_a_whole_string_and_bytes() -> None:
+    text = "x\n/usr/bin/ld: cannot find -lhipblas\n"
+    assert classify(text, catalogue=CAT).line == 2
+    assert classify(text.encode(), catalogue=CAT).line == 2
+
+
+def test_noise_around_the_decisive_line_is_stripped() -> None:
+    got = run("2025-03-01T12:01:08.1400866Z #12 301.2 \x1b[31m/usr/bin/ld: cannot find -lhipblas\x1b[0m\r")
+    assert (got.text, got.fields["library"]) == ("/usr/bin/ld: cannot find -lhipblas", "hipblas")
+
+
+# ------------------------------------------------------------------------------------------- big streams
+
+_BIG_CHILD = """
+import resource, sys
+sys.path.insert(0, sys.argv[1])
+from benchmarks.diagnose import generate
+from pathlib import Path
+from rocmbuild.classifier import classify_stream
+from rocmbuild.catalogue import load_catalogue
+path = Path(sys.argv[2])
+generate(path, int(sys.argv[3]), errors=True)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+with path.open("rb") as fh:
+    d = classify_stream(fh, catalogue=load_catalogue(user=False))
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+print(d.category, d.signature, d.line, before, after)
+"""
+
+
+def test_classify_stream_big_log_in_bounded_memory(tmp_path: Path) -> None:
+    proc = subprocess.run([sys.executable, "-c", _BIG_CHILD, str(ROOT), str(tmp_path / "big.log"), "50"],
+                          capture_output=True, text=True, check=True, timeout=110)
+    category, signature, line, before_kb, after_kb = proc.stdout.split()
+    assert (category, signature) == ("missing_library", "ld-cannot-find-library")
+    assert int(line) > 500_000
+    # 50 MB went through; the classifier's own growth stays far below the size of the log.
+    assert int(after_kb) - int(before_kb) < 20 * 1024
+    assert int(after_kb) < 100 * 1024
+
+
+def test_classify_stream_handles_partial_lines_and_invalid_utf8() -> None:
+    class Trickle(io.RawIOBase):
+        def __init__(self, data: bytes) -> None:
+            self.data = data
+
+        def readable(self) -> bool:
+            return True
+
+        def read(self, n: int = -1) -> bytes:
+            chunk, self.data = self.data[:7], self.data[7:]
+            return chunk
+
+    data = b"[1/2] ok \xff\xfe\n/usr/bin/ld: cannot \xe2\x80 find\n/usr/bin/ld: cannot find -lhipblas"
+    got = classify_stream(Trickle(data), catalogue=CAT)  # type: ignore[arg-type]
+    assert (got.category, got.line) == ("missing_library", 3)

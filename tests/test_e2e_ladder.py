@@ -1,0 +1,352 @@
+"""End to end through the installed `rocmbuild` command, the real runner and scripted builds (issue 5).
+
+Each scenario's build (tests/fakebuild.py) fails the way a real ROCm build does
+until the environment is right; the test asserts exit code, attempts, remedies
+and the summary.json / events.jsonl of the contract.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
+FAKEBUILD = Path(__file__).parent / "fakebuild.py"
+
+RECIPE = """
+name = "{name}"
+packages = ["rocmbuild-test-nonexistent"]
+requires = {requires}
+[steps]
+build = ["{python} {fakebuild} {build}"]
+verify = [{verify}]
+[clean]
+paths = ["build", "*.egg-info", "cache/*"]
+[resources]
+memory_per_job_gb = 1
+"""
+
+
+def write_recipe(tmp: Path, build: str, *, verify: str | None = None, name: str = "fake",
+                 requires: tuple[str, ...] = ()) -> Path:
+    path = tmp / f"{name}.toml"
+    path.write_text(RECIPE.format(
+        name=name, python=sys.executable, fakebuild=FAKEBUILD, build=build,
+        verify=f'"{sys.executable} {FAKEBUILD} {verify}"' if verify else "",
+        requires=json.dumps(list(requires))))
+    return path
+
+
+def base_env(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROCMBUILD_")}
+    env.update(XDG_STATE_HOME=str(tmp / "state"), XDG_CACHE_HOME=str(tmp / "cache"),
+               XDG_CONFIG_HOME=str(tmp / "config"), HIP_PLATFORM="amd")
+    env.pop("CXXFLAGS", None)
+    env.update(extra)
+    return env
+
+
+def rocmbuild(tmp: Path, *args: str, env: dict[str, str] | None = None, source: Path | None = None,
+              timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    source = source or tmp / "src"
+    source.mkdir(exist_ok=True)
+    argv = [ROCMBUILD, *args, "--source", str(source), "--run-dir", str(tmp / "run"), "--arch", "gfx90a",
+            "--skip-preflight", "--no-cache", "--backoff", "0.01", "--stall-timeout", "1s", "--json"]
+    proc = subprocess.run(argv, env=env or base_env(tmp), capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL)
+    summary_path = tmp / "run" / "summary.json"
+    summary = json.loads(summary_path.read_text()) if summary_path.exists() else {}
+    return proc, summary
+
+
+def events(tmp: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (tmp / "run" / "events.jsonl").read_text().splitlines()]
+
+
+def diag(summary: dict[str, Any], n: int) -> dict[str, Any]:
+    return summary["attempts"][n - 1]["diagnosis"]
+
+
+def remedies(summary: dict[str, Any]) -> list[list[str]]:
+    return [a["remedies"] for a in summary["attempts"]]
+
+
+def check_contract(summary: dict[str, Any], tmp: Path) -> None:
+    assert set(summary) >= {"recipe", "source", "arch", "run_dir", "outcome", "exit_code", "attempts"}
+    for attempt in summary["attempts"]:
+        assert set(attempt) >= {"number", "started", "duration_s", "ended", "exit_code", "log", "env",
+                                "diagnosis", "remedies"}
+        assert (tmp / "run" / attempt["log"]).is_file()
+        if attempt["diagnosis"] is not None:
+            assert set(attempt["diagnosis"]) >= {"category", "signature", "line", "text", "fields", "retryable"}
+    names = [e["event"] for e in events(tmp)]
+    assert names[0] == "run.started" and names[-1] == "run.finished"
+    assert all("timestamp" in e for e in events(tmp))
+    assert (tmp / "run" / "repro.sh").is_file()
+
+
+def test_link_failure_until_library_path_reaches_the_library(tmp_path: Path) -> None:
+    lib = tmp_path / "src" / "third_party" / "fakeblas" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libfakeblas.so").write_text("")
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "link")))
+    assert proc.returncode == 0, proc.stderr
+    assert len(summary["attempts"]) == 2 and summary["outcome"] == "succeeded"
+    assert diag(summary, 1)["category"] == "missing_library"
+    assert diag(summary, 1)["fields"]["library"] == "fakeblas"
+    assert "cannot find -lfakeblas" in diag(summary, 1)["text"]
+    assert remedies(summary) == [["add_library_paths"], []]
+    assert summary["attempts"][1]["env"]["LIBRARY_PATH"].startswith(str(lib))
+    assert json.loads(proc.stdout.splitlines()[-1]) == summary, "--json prints the summary object on stdout"
+    check_contract(summary, tmp_path)
+    log = (tmp_path / "run" / "attempt-1.log").read_bytes()
+    assert b"cannot find -lfakeblas" in log and b"[39/40]" in log
+
+
+def test_load_failure_until_ld_library_path_reaches_the_soname(tmp_path: Path) -> None:
+    lib = tmp_path / "src" / "vendor" / "rt"
+    lib.mkdir(parents=True)
+    (lib / "libfakert.so.1").write_text("")
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok", verify="load")))
+    assert proc.returncode == 0, proc.stderr
+    assert diag(summary, 1)["category"] == "missing_runtime_library"
+    assert summary["attempts"][0]["step"] == "verify"
+    assert remedies(summary)[0] == ["add_library_paths"]
+    assert summary["attempts"][1]["env"]["LD_LIBRARY_PATH"].startswith(str(lib))
+
+
+def test_compiler_crash_at_O3_is_cured_by_lowering_optimisation(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "crash")), env=base_env(tmp_path, CXXFLAGS="-O3"))
+    assert proc.returncode == 0, proc.stderr
+    assert diag(summary, 1)["category"] == "compiler_crash"
+    assert remedies(summary) == [["lower_optimization"], []]
+    assert summary["attempts"][1]["env"]["CXXFLAGS"] == "-O2"
+    assert summary["attempts"][1]["env"]["CMAKE_HIP_FLAGS_RELEASE"].startswith("-O2")
+
+
+def test_oom_kill_needs_two_halvings(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "oom")), "--jobs", "8")
+    assert proc.returncode == 0, proc.stderr
+    assert [a["env"]["MAX_JOBS"] for a in summary["attempts"]] == ["8", "4", "2"]
+    assert all(diag(summary, n)["category"] == "out_of_memory" for n in (1, 2))
+    assert remedies(summary) == [["reduce_jobs"], ["reduce_jobs"], []]
+
+
+def test_objects_for_another_arch_are_cleaned(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious.txt").write_text("keep")
+    src = tmp_path / "src"
+    (src / "build").mkdir(parents=True)
+    (src / "build" / "arch.stamp").write_text("gfx908")
+    (src / "build" / "link-out").symlink_to(outside)   # inside a clean path
+    (src / "cache").symlink_to(outside)                  # a clean glob "cache/*" through a symlink
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "stale_arch")))
+    assert proc.returncode == 0, proc.stderr
+    assert diag(summary, 1)["category"] == "arch_mismatch"
+    assert remedies(summary)[0] == ["clean_build"]
+    removed = [e["path"] for e in events(tmp_path) if e["event"] == "path.removed"]
+    assert str(src / "build") in removed
+    assert (outside / "precious.txt").read_text() == "keep", "clean_build must not follow symlinks out"
+    assert (src / "cache").is_symlink()
+
+
+def test_transient_network_error_twice_then_success(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "network")))
+    assert proc.returncode == 0, proc.stderr
+    assert [diag(summary, n)["category"] for n in (1, 2)] == ["network", "network"]
+    assert remedies(summary) == [["wait_and_retry"], ["wait_and_retry"], []]
+    assert sum(e["event"] == "retry.waiting" for e in events(tmp_path)) == 2
+
+
+def test_unknown_failure_stops_after_one_attempt(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "unknown")))
+    assert proc.returncode == 3, proc.stderr
+    assert summary["outcome"] == "unrecognised" and len(summary["attempts"]) == 1
+    assert diag(summary, 1)["category"] == "unknown"
+    assert "rms_norm_fused" in proc.stderr, "the final summary shows the decisive line"
+
+
+def test_unknown_failure_with_escalate_unknown_uses_generic_ladder(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "unknown")), "--escalate-unknown",
+                              "--max-attempts", "3")
+    assert proc.returncode == 1
+    assert remedies(summary)[:2] == [["clean_build"], ["lower_optimization"]], "uninstall finds nothing installed"
+
+
+def test_unsupported_arch_is_not_retried(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "unsupported")))
+    assert proc.returncode == 4, proc.stderr
+    assert summary["outcome"] == "not_retryable" and len(summary["attempts"]) == 1
+    assert diag(summary, 1)["category"] == "unsupported_arch"
+    assert diag(summary, 1)["retryable"] is False
+
+
+def test_stall_then_success_after_reducing_jobs(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "stall")), "--jobs", "4")
+    assert proc.returncode == 0, proc.stderr
+    assert summary["attempts"][0]["ended"] == "stalled"
+    assert diag(summary, 1)["category"] == "stalled"
+    assert remedies(summary) == [["reduce_jobs"], []]
+    log = (tmp_path / "run" / "attempt-1.log").read_text(errors="replace")
+    assert "fakebuild.py" in log.split("[3/40]")[-1], "a process-tree snapshot is written before the kill"
+
+
+def test_two_categories_in_sequence(tmp_path: Path) -> None:
+    lib = tmp_path / "src" / "deps" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libfakeblas.so").write_text("")
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "link_then_crash")),
+                              env=base_env(tmp_path, CXXFLAGS="-O3"))
+    assert proc.returncode == 0, proc.stderr
+    assert [diag(summary, n)["category"] for n in (1, 2)] == ["missing_library", "compiler_crash"]
+    assert remedies(summary) == [["add_library_paths"], ["lower_optimization"], []]
+
+
+def test_budget_spent_stops_with_exit_5(tmp_path: Path) -> None:
+    recipe = write_recipe(tmp_path, "stall")
+    source = tmp_path / "src"
+    source.mkdir()
+    argv = [ROCMBUILD, str(recipe), "--source", str(source), "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a",
+            "--skip-preflight", "--no-cache", "--budget", "2s", "--stall-timeout", "30s", "--jobs", "8"]
+    start = time.monotonic()
+    proc = subprocess.run(argv, env=base_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 5, proc.stderr
+    assert time.monotonic() - start < 15
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["outcome"] == "budget_exhausted" and summary["attempts"][0]["ended"] == "budget"
+
+
+def _wait_for_event(tmp: Path, name: str, timeout: float = 20) -> None:
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        path = tmp / "run" / "events.jsonl"
+        if path.exists() and f'"{name}"' in path.read_text():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"no {name} event")
+
+
+def test_sigterm_stops_the_build_writes_records_and_exits_130(tmp_path: Path) -> None:
+    recipe = write_recipe(tmp_path, "stall")
+    source = tmp_path / "src"
+    source.mkdir()
+    argv = [ROCMBUILD, str(recipe), "--source", str(source), "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a",
+            "--skip-preflight", "--no-cache", "--stall-timeout", "60s", "--jobs", "8"]
+    proc = subprocess.Popen(argv, env=base_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    _wait_for_event(tmp_path, "attempt.started")
+    time.sleep(1.0)
+    children = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+    assert children, "the build is running"
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 130
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["outcome"] == "interrupted" and summary["exit_code"] == 130
+    assert summary["attempts"][0]["ended"] == "interrupted"
+    time.sleep(0.2)
+    survivors = [pid for pid in children if psutil.pid_exists(pid)
+                 and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
+    assert survivors == []
+
+
+def test_second_build_on_the_same_tree_exits_2_naming_the_pid(tmp_path: Path) -> None:
+    recipe = write_recipe(tmp_path, "stall")
+    source = tmp_path / "src"
+    source.mkdir()
+    argv = [ROCMBUILD, str(recipe), "--source", str(source), "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a",
+            "--skip-preflight", "--no-cache", "--stall-timeout", "60s", "--jobs", "8"]
+    first = subprocess.Popen(argv, env=base_env(tmp_path), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait_for_event(tmp_path, "attempt.started")
+        second = subprocess.run([*argv[:5], str(tmp_path / "run2"), *argv[6:]], env=base_env(tmp_path),
+                                capture_output=True, text=True, timeout=30)
+        assert second.returncode == 2
+        assert f"PID {first.pid}" in second.stderr and "Traceback" not in second.stderr
+    finally:
+        first.send_signal(signal.SIGTERM)
+        first.wait(timeout=20)
+
+
+def test_several_recipes_build_in_order_and_stop_at_the_first_failure(tmp_path: Path) -> None:
+    a = write_recipe(tmp_path, "ok", name="first")
+    b = write_recipe(tmp_path, "unsupported", name="second")
+    c = write_recipe(tmp_path, "ok", name="third")
+    proc, _ = rocmbuild(tmp_path, str(a), str(b), str(c))
+    assert proc.returncode == 4
+    summaries = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [s["recipe"] for s in summaries] == ["first", "second"]
+    assert [s["outcome"] for s in summaries] == ["succeeded", "not_retryable"]
+    assert (tmp_path / "run" / "first" / "summary.json").is_file()
+    assert not (tmp_path / "run" / "third").exists()
+
+
+def test_requires_neither_installed_nor_earlier_is_an_error_before_anything_runs(tmp_path: Path) -> None:
+    needy = write_recipe(tmp_path, "ok", name="needy", requires=("base",))
+    base = write_recipe(tmp_path, "ok", name="base")
+    (tmp_path / "config" / "rocmbuild" / "recipes").mkdir(parents=True)
+    (tmp_path / "config" / "rocmbuild" / "recipes" / "base.toml").write_text(base.read_text())
+    proc, summary = rocmbuild(tmp_path, str(needy))
+    assert proc.returncode == 2 and "requires 'base'" in proc.stderr and summary == {}
+    proc, _ = rocmbuild(tmp_path, "base", str(needy))
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_report_latest_renders_the_last_run(tmp_path: Path) -> None:
+    env = base_env(tmp_path)
+    source = tmp_path / "src"
+    source.mkdir()
+    argv = [ROCMBUILD, str(write_recipe(tmp_path, "unsupported")), "--source", str(source), "--arch", "gfx90a",
+            "--skip-preflight", "--no-cache"]
+    assert subprocess.run(argv, env=env, capture_output=True, timeout=60).returncode == 4
+    proc = subprocess.run([ROCMBUILD, "report", "latest"], env=env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    assert "unsupported_arch" in proc.stdout and "not_retryable" in proc.stdout
+    assert "invalid target ID 'gfx942'" in proc.stdout
+    as_json = subprocess.run([ROCMBUILD, "report", "--json"], env=env, capture_output=True, text=True, timeout=30)
+    assert json.loads(as_json.stdout)["outcome"] == "not_retryable"
+
+
+@pytest.mark.parametrize("bad", [["--jobs", "eight"], ["--budget", "soon"], ["--arch", "gfx9422"],
+                                 ["--max-attempts", "0"]])
+def test_bad_options_exit_2_without_traceback(tmp_path: Path, bad: list[str]) -> None:
+    argv = [ROCMBUILD, str(write_recipe(tmp_path, "ok")), "--source", str(tmp_path), *bad]
+    proc = subprocess.run(argv, env=base_env(tmp_path), capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr and "error:" in proc.stderr
+
+
+def test_checkout_from_a_local_remote_and_refetch_when_the_ref_changes(tmp_path: Path) -> None:
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(remote)]
+    subprocess.run(["git", "init", "-q", str(remote)], check=True)
+    (remote / "VERSION").write_text("one\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    subprocess.run([*git, "tag", "v1"], check=True)
+    (remote / "VERSION").write_text("two\n")
+    subprocess.run([*git, "commit", "-qam", "two"], check=True)
+    subprocess.run([*git, "tag", "v2"], check=True)
+    recipe = tmp_path / "co.toml"
+    template = ('name = "co"\n[source]\ngit = "{url}"\nref = "{ref}"\n[steps]\nbuild = ["cat VERSION"]\n')
+    env = base_env(tmp_path)
+    argv = [ROCMBUILD, str(recipe), "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--json"]
+    recipe.write_text(template.format(url=remote.as_uri(), ref="v1"))
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    checkout = tmp_path / "cache" / "rocmbuild" / "src" / "co"
+    assert (checkout / "VERSION").read_text() == "one\n"
+    recipe.write_text(template.format(url=remote.as_uri(), ref="v2"))
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert (checkout / "VERSION").read_text() == "two\n"
+    summary = json.loads(proc.stdout.splitlines()[-1])
+    assert summary["source"] == str(checkout)

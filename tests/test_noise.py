@@ -1,0 +1,62 @@
+"""Noise stripping: what a decorated log line says."""
+
+from __future__ import annotations
+
+import pytest
+
+from rocmbuild.noise import clean_line
+
+LD = "/usr/bin/ld: cannot find -lhipblas"
+
+
+@pytest.mark.parametrize(
+    ("raw", "clean"),
+    [
+        (LD, LD),
+        (f"2025-03-01T12:01:08.1400866Z {LD}", LD),  # GitHub Actions
+        (f"2025-03-01 12:01:08,140 {LD}", LD),
+        (f"[2024-01-02T03:04:05.123Z] {LD}", LD),  # Jenkins timestamper
+        (f"08:17:19 {LD}", LD),
+        (f"[08:17:19.123] {LD}", LD),
+        (f"#8 245.6 {LD}", LD),  # BuildKit
+        ("#9 10.47", ""),
+        (f"2025-03-01T12:01:08Z #8 245.6 {LD}", LD),  # timestamp then BuildKit
+        (f"[hipBLASLt build] {LD}", LD),  # TheRock
+        (f"[rocBLAS configure] {LD}", LD),
+        (f"vllm-1  | {LD}", LD),  # docker compose
+        (f"##[error]{LD}", LD),
+        (f"      {LD}", LD),  # pip indentation
+        (f"  │ {LD}", LD),
+        ("  ╰─> [38 lines of output]", "[38 lines of output]"),
+        ("  × Building wheel for vllm (pyproject.toml) did not run successfully.",
+         "Building wheel for vllm (pyproject.toml) did not run successfully."),
+        ("  ├─▶ The build backend returned an error", "The build backend returned an error"),  # uv
+        (f"> {LD}", LD),  # markdown quote
+        (f"> > {LD}", LD),
+        (f"\x1b[1m\x1b[31m{LD}\x1b[0m\x1b[K", LD),  # ANSI
+        (f"[0m[1;31m{LD}[0m", LD),  # ANSI whose ESC bytes were lost
+        ("[mypy] checking", "[mypy] checking"),  # ...but brackets are not eaten
+        ("[12/400] Building HIP object x.o", "[12/400] Building HIP object x.o"),  # ninja status kept
+        ("  50%|#####     |\r 100%|##########|\r", "100%|##########|"),  # \r redraws: the last one
+        (f"{LD}\r", LD),  # CRLF
+        (f"\ufeff{LD}", LD),
+        (f"{LD}\x00", LD),
+        ("", ""),
+    ],
+)
+def test_clean_line(raw: str, clean: str) -> None:
+    assert clean_line(raw) == clean
+
+
+def test_clean_line_is_idempotent() -> None:
+    raw = "2025-03-01T12:01:08Z #8 245.6   │ \x1b[31mImportError: libamdhip64.so.6: cannot open\x1b[0m"
+    once = clean_line(raw)
+    assert once == "ImportError: libamdhip64.so.6: cannot open"
+    assert clean_line(once) == once
+
+
+def test_content_that_looks_like_a_prefix_is_kept() -> None:
+    # A message that merely contains a time or '>' later in the line is untouched.
+    line = "error: build took 12:34:56 > limit"
+    assert clean_line(line) == line
+    assert clean_line("x -> y") == "x -> y"
