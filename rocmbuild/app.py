@@ -35,7 +35,7 @@ from rocmbuild import host as hostmod
 from rocmbuild import runner
 from rocmbuild.catalogue import Catalogue, load_catalogue
 from rocmbuild.classifier import Classifier, Diagnosis
-from rocmbuild.environment import EnvChange, RocmDirs, base_changes, choose_jobs
+from rocmbuild.environment import RocmDirs, base_changes, choose_jobs
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, SourceError, UsageError
 from rocmbuild.ladder import Decision, FailedAttempt, decide
 from rocmbuild.options import BuildOptions
@@ -183,7 +183,8 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
 
 def load_recipes(names: Sequence[str]) -> list[Recipe]:
     if not names:
-        raise UsageError("no recipe given", todo="name one, e.g. `rocmbuild vllm --arch gfx942` (see `rocmbuild recipes`)")
+        raise UsageError("no recipe given",
+                         todo="name one, e.g. `rocmbuild vllm --arch gfx942` (see `rocmbuild recipes`)")
     return [find_recipe(name) for name in names]
 
 
@@ -300,7 +301,7 @@ class BuildSession:
         # Exponential with jitter: base, 2*base, 4*base ... (capped at 16x), plus up to base/2 random.
         strategy = tenacity.wait_exponential_jitter(initial=base, exp_base=2, max=base * 16, jitter=base / 2)
         fake = type("S", (), {"attempt_number": self.state.waits})()
-        seconds = float(strategy(fake))  # type: ignore[arg-type]
+        seconds = float(strategy(fake))
         self.rec.event("retry.waiting", seconds=round(seconds, 1), reason="transient failure, backing off")
         self.say(f"waiting {seconds:.0f}s before retrying (transient failure)")
         return seconds
@@ -317,7 +318,8 @@ class BuildSession:
         )
         retrying(self.attempt)
         if self.state.outcome is None:  # tenacity's own stop (a safety net behind the ladder's cap)
-            self.state.outcome, self.state.reason = Outcome.FAILED, f"--max-attempts {self.options.max_attempts} reached"
+            self.state.outcome = Outcome.FAILED
+            self.state.reason = f"--max-attempts {self.options.max_attempts} reached"
         return self.state.outcome, Outcome.EXIT_CODES[self.state.outcome]
 
     def attempt(self) -> bool:
@@ -448,7 +450,16 @@ class BuildSession:
                     self._steps(plan), cwd=plan.source, env=plan.env, log_path=log, watcher=watcher,
                     limits=limits, display=display, stop_check=stop_check, interrupted=self.interrupted)
         watcher.close()
-        cache_stats = self.cache.stats(plan.env) if self.cache is not None else None
+        cache_stats = None
+        if self.cache is not None:
+            stats = self.cache.stats(plan.env)
+            if stats is not None:
+                cache_stats = stats.to_json()
+                if number > 1 and stats.misses and stats.hit_rate == 0:
+                    message = (f"attempt {number} was a retry but got 0% compiler-cache hits "
+                               f"({stats.misses} misses): flags or paths changed, or the cache is not reached")
+                    self.rec.event("cache.warning", attempt=number, message=message)
+                    self.say(f"note: {message}")
         self._write_repro(number, plan, outcome)
         if outcome.succeeded:
             from dataclasses import replace
@@ -498,7 +509,9 @@ class BuildSession:
                                 fields=report.problem_fields(), retryable=True, remedies=ladder)
 
     def _write_repro(self, number: int, plan: BuildPlan, outcome: Any) -> None:
-        step = outcome.step or (self._steps(plan)[-1] if self._steps(plan) else None)
+        # The failing step; after a success, the build step (the one worth re-running by hand).
+        builds = [s for s in self._steps(plan) if s.name == "build"]
+        step = outcome.step or (builds[-1] if builds else None)
         if step is None:
             return
         cwd = plan.source.parent if step.name == "checkout" else plan.source
@@ -548,7 +561,8 @@ def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequenc
     diagnosis = {"category": first.category or "toolchain_missing", "signature": f"preflight-{first.name}",
                  "line": 1, "text": first.detail, "fields": dict(getattr(first, "fields", {}) or {}),
                  "retryable": False}
-    rec.event("failure.diagnosed", attempt=1, preflight=True, **diagnosis, context=[c.todo for c in failed if c.todo])
+    rec.event("failure.diagnosed", attempt=1, preflight=True, **diagnosis, todo=first.todo,
+              context=[f"[{c.status}] {c.name}: {c.detail}" for c in failed])
     rec.add_attempt({
         "number": 1, "started": datetime.now(UTC).isoformat(timespec="seconds"), "duration_s": 0.0,
         "ended": "exited", "exit_code": None, "log": log.name, "env": plan.env_set,
@@ -607,10 +621,11 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
         return plan, None
     from rocmbuild.cache import CompilerCache
 
-    cache = CompilerCache.for_plan(plan, remote=options.cache_remote, run=services.run)
+    cache = CompilerCache.for_build(env=plan.env, source=plan.source, remote=options.cache_remote,
+                                    run=services.run)
     if cache is None:
         return plan, None
-    return plan.with_changes(*cache.changes), cache
+    return plan.with_changes(*cache.changes()), cache
 
 
 def _run_recorded(plan: BuildPlan, options: BuildOptions, streams: Streams, services: Services,
@@ -622,7 +637,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, streams: Streams, serv
               rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None)
-    for warning in plan.warnings:
+    for warning in (*plan.warnings, *(cache.warnings if cache is not None else ())):
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {warning}\n")
     outcome: str

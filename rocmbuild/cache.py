@@ -656,3 +656,67 @@ def doctor_info(tool: CacheTool | None, config: CacheConfig | None, environ: Map
     return CacheDoctorInfo(tool.name, str(tool.path), tool.version, tool.features,
                            str(config.cache_dir), size, files, config.max_size, config.remote,
                            is_reachable, str(real) if real else None, tuple(problems))
+
+
+# --- one build's cache session (what app.py uses) ------------------------------------------
+
+@dataclass(frozen=True)
+class CompilerCache:
+    """The cache as one run uses it: the environment changes, and stats per attempt."""
+
+    tool: CacheTool
+    config: CacheConfig
+    variables: tuple[tuple[str, str], ...]
+    device_compiles_cached: bool
+    warnings: tuple[str, ...] = ()
+
+    @classmethod
+    def for_build(cls, *, env: Mapping[str, str], source: Path, remote: str | None,
+                  run: Run = runner.capture) -> CompilerCache | None:
+        """Set up the cache for a build in ``source`` (None when no cache tool is installed).
+
+        Raises UsageError for a ``--cache-remote`` the tool cannot use (exit 2).
+        """
+        from rocmbuild.errors import UsageError
+
+        tool = detect_cache(env, run)
+        if tool is None:
+            return None
+        config = make_config(tool, env, remote=remote)
+        if config.remote:
+            problem = check_remote(tool, config.remote)
+            if problem:
+                raise UsageError(problem, todo="pass a redis:// or http:// URL the cache tool supports, "
+                                 "or leave --cache-remote out")
+        warnings = list(check_environment(env))
+        wrapper_dir: Path | None = None
+        real = find_real_clang_dir(env, run) if tool.name == "ccache" else None
+        if real is not None:
+            wrapper_dir = default_wrapper_dir(real, tool)
+            write_wrappers(wrapper_dir, real, tool.path)
+        # Setting CMAKE_ARGS is harmless for builds that do not read it, and vLLM does.
+        variables = cache_env(config, recipe_uses_cmake=True, caller_env=env, wrapper_dir=wrapper_dir,
+                              source=source)
+        device = False
+        if wrapper_dir is not None:
+            device = hipcc_uses_wrapper({**env, **variables}, run)
+            if not device:
+                warnings.append("hipcc does not use the clang wrapper (a clang in /usr/bin shadows "
+                                "HIP_CLANG_PATH?): device compiles are not cached")
+        return cls(tool, config, tuple(variables.items()), device, tuple(warnings))
+
+    def changes(self) -> tuple[Any, ...]:
+        from rocmbuild.environment import EnvChange
+
+        return tuple(EnvChange(name, "set", value, f"compiler cache ({self.tool.name})")
+                     for name, value in self.variables)
+
+    def zero(self, env: Mapping[str, str], run: Run = runner.capture) -> None:
+        zero_stats(env, run, self.tool)
+
+    def stats(self, env: Mapping[str, str], run: Run = runner.capture) -> CacheStats | None:
+        return read_stats(env, run, self.tool)
+
+    def describe(self) -> dict[str, Any]:
+        return {"tool": self.tool.name, "version": self.tool.version, "dir": str(self.config.cache_dir),
+                "remote": self.config.remote, "device_compiles_cached": self.device_compiles_cached}

@@ -35,6 +35,8 @@ def render_diagnosis(name: str, diagnosis: Diagnosis, explain: bool) -> str:
         lines.append(f"  decisive line {diagnosis.line}: {diagnosis.text}")
         if diagnosis.fields:
             lines.append("  fields: " + ", ".join(f"{k}={v}" for k, v in diagnosis.fields.items()))
+        if diagnosis.description:
+            lines.append(f"  meaning: {diagnosis.description}")
         lines.append(f"  retryable: {'yes' if diagnosis.retryable else 'no'}; "
                      f"remedies: {' -> '.join(diagnosis.remedies) or 'none'}")
     if diagnosis.context:
@@ -59,9 +61,7 @@ def diagnose_logs(logs: Sequence[str], *, as_json: bool, explain: bool, out: Tex
                 diagnosis = classify_stream(handle, catalogue)
         recognised = recognised and diagnosis.category != "unknown"
         if as_json:
-            data = {"log": name, **diagnosis.to_json()}
-            if explain:
-                data["runners_up"] = [str(r) for r in diagnosis.runners_up]
+            data = {"log": name, **(diagnosis.explain_json() if explain else diagnosis.to_json())}
             out.write(json.dumps(data) + "\n")
         else:
             out.write(render_diagnosis(name, diagnosis, explain) + "\n")

@@ -114,11 +114,11 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
 
 
 def _cache_info(env: Mapping[str, str], run: Run) -> dict[str, Any]:
-    try:
-        from rocmbuild.cache import doctor_info
-    except ImportError:  # pragma: no cover - the cache module is part of the package
-        return {"tool": None}
-    return dict(doctor_info(env, run=run))
+    from rocmbuild import cache
+
+    tool = cache.detect_cache(env, run)
+    config = cache.make_config(tool, env) if tool is not None else None
+    return cache.doctor_info(tool, config, env, run).to_json()
 
 
 def render(report: Mapping[str, Any], width: int = 120) -> str:
@@ -150,7 +150,8 @@ def render(report: Mapping[str, Any], width: int = 120) -> str:
         f"{f}: {' '.join(v)}" for f, v in loader["files"].items()) or "none in /etc/ld.so.conf.d"))
     console.print("ldconfig knows: " + (", ".join(loader["ldconfig_amdhip64"]) or "no libamdhip64"))
     cache = report["cache"]
-    console.print("compiler cache: " + (", ".join(f"{k}={v}" for k, v in cache.items() if v is not None) or "none"))
+    console.print("compiler cache: " + (", ".join(f"{k}={v}" for k, v in cache.items() if v not in (None, [], ()))
+                                        or "none (install ccache to make retries cheap)"))
     jobs = report["jobs"]
     console.print(f"MAX_JOBS rocmbuild would choose: {jobs['max_jobs']} ({jobs['why']}; {jobs['cpus']}; "
                   f"{jobs['memory']})")

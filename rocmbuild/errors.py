@@ -9,6 +9,7 @@ without a traceback.
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import ClassVar
 
 
 class ExitCode(IntEnum):
@@ -34,7 +35,7 @@ class Outcome:
     BUDGET_EXHAUSTED = "budget_exhausted"
     INTERRUPTED = "interrupted"
 
-    EXIT_CODES: dict[str, int] = {
+    EXIT_CODES: ClassVar[dict[str, int]] = {
         "succeeded": ExitCode.SUCCEEDED,
         "failed": ExitCode.FAILED,
         "unrecognised": ExitCode.UNRECOGNISED,

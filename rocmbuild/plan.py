@@ -95,7 +95,8 @@ class BuildPlan:
             "jobs_reason": self.jobs_reason,
             "python": self.python,
             "env": self.env_set,
-            "env_diff": {k: {"before": b, "after": a} for k, (b, a) in changed_variables(self.caller_env, self.env).items()},
+            "env_diff": {k: {"before": b, "after": a}
+                         for k, (b, a) in changed_variables(self.caller_env, self.env).items()},
             "checkout": list(self.checkout),
             "steps": {k: list(v) for k, v in self.steps.items()},
             "clean": list(self.recipe.clean_paths),

@@ -240,10 +240,14 @@ def check_hipcc_is_amd(
 class RocmLike(Protocol):
     """What preflight needs from host.RocmInstall."""
 
-    root: Path
-    version: str | None
-    lib_dirs: Sequence[Path]
-    bin_dirs: Sequence[Path]
+    @property
+    def root(self) -> Path: ...
+    @property
+    def version(self) -> str | None: ...
+    @property
+    def lib_dirs(self) -> Sequence[Path]: ...
+    @property
+    def bin_dirs(self) -> Sequence[Path]: ...
 
 
 def check_rocm_root(rocm: RocmLike | None) -> Check:

@@ -166,7 +166,8 @@ def _check(data: Mapping[str, Any], path: Path) -> None:
                     raise fail(f"{prefix}{key}", "is required but missing", f"add {prefix}{key} ({kind})")
                 continue
             if not _type_ok(kind, section[key]):
-                raise fail(f"{prefix}{key}", f"must be a {kind}", f"got {type(section[key]).__name__}: {section[key]!r}")
+                got = f"got {type(section[key]).__name__}: {section[key]!r}"
+                raise fail(f"{prefix}{key}", f"must be a {kind}", got)
     if not data.get("steps", {}).get("build"):
         raise fail("steps.build", "must hold at least one command", 'e.g. build = ["python3 setup.py develop"]')
 

@@ -97,8 +97,8 @@ class RunRecorder:
         )
         self.write_summary("running", None)
 
-    def event(self, name: str, **fields: Any) -> None:
-        self._log.info(name, **fields)
+    def event(self, event_name: str, /, **fields: Any) -> None:
+        self._log.info(event_name, **fields)
 
     def attempt_log(self, number: int) -> Path:
         return self.run_dir / f"attempt-{number}.log"

@@ -37,8 +37,10 @@ REMEDY_NAMES = (
 
 
 class DiagnosisLike(Protocol):
-    category: str
-    fields: Mapping[str, str]
+    @property
+    def category(self) -> str: ...
+    @property
+    def fields(self) -> Mapping[str, str]: ...
 
 
 @dataclass(frozen=True)
@@ -215,7 +217,8 @@ def _search_tree(source: Path, filename: str, max_depth: int = 6) -> list[Path]:
 def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext) -> list[Path]:
     """Directories holding ``filename``: ROCm lib dirs, other ROCm installs, pip ROCm, ldconfig, the tree."""
     candidates: list[Path] = [Path(d) for d in plan.rocm.lib_dirs]
-    candidates += [Path(p) for p in sorted(globlib.glob("/opt/rocm*/lib")) + sorted(globlib.glob("/opt/rocm/core*/lib"))]
+    other_installs = sorted(globlib.glob("/opt/rocm*/lib")) + sorted(globlib.glob("/opt/rocm/core*/lib"))
+    candidates += [Path(p) for p in other_installs]
     candidates += list(ctx.extra_library_dirs)
     candidates += _pip_rocm_dirs(plan, ctx.run)
     candidates += _ldconfig_dirs(filename, ctx.run)
@@ -309,7 +312,8 @@ def lower_optimization(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCon
         debug = " -g" if var.endswith("RELWITHDEBINFO") else ""
         changes.append(EnvChange(var, "set", f"-O{level}{debug} -DNDEBUG", reason))
     # vLLM splits CMAKE_ARGS on spaces (no quoting): one token per -D, no spaces inside values.
-    kept = [t for t in env.get("CMAKE_ARGS", "").split() if not any(t.startswith(f"-D{v}=") for v in CMAKE_CONFIG_FLAGS)]
+    kept = [t for t in env.get("CMAKE_ARGS", "").split()
+            if not any(t.startswith(f"-D{v}=") for v in CMAKE_CONFIG_FLAGS)]
     kept += [f"-D{var}=-O{level}" for var in CMAKE_CONFIG_FLAGS if var.endswith("RELEASE")]
     changes.append(EnvChange("CMAKE_ARGS", "set", " ".join(kept), reason))
     # CMake caches the flags of the first configure: without a fresh configure nothing changes.

@@ -139,7 +139,8 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
             console.print("context:")
             for line in context:
                 console.print(f"  | {line}")
-        console.print(f"what to do: {next_steps(diagnosis)}")
+        todo = _event_for(events, last.get("number") if last else None).get("todo")
+        console.print(f"what to do: {todo or next_steps(diagnosis)}")
     reason = next((e.get("reason") for e in reversed(events) if e.get("event") == "run.finished"), None)
     if reason and outcome != "succeeded":
         console.print(f"why rocmbuild stopped: {reason}")
@@ -150,8 +151,13 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
     return buffer.getvalue()
 
 
-def _context_for(events: Sequence[Mapping[str, Any]], attempt: int | None) -> list[str]:
+def _event_for(events: Sequence[Mapping[str, Any]], attempt: int | None) -> Mapping[str, Any]:
+    """The failure.diagnosed event of an attempt (it carries context and advice)."""
     for event in reversed(events):
         if event.get("event") == "failure.diagnosed" and event.get("attempt") == attempt:
-            return list(event.get("context") or [])
-    return []
+            return event
+    return {}
+
+
+def _context_for(events: Sequence[Mapping[str, Any]], attempt: int | None) -> list[str]:
+    return list(_event_for(events, attempt).get("context") or [])

@@ -35,9 +35,10 @@ from typing import Any, Protocol
 
 from rocmbuild.noise import clean_line
 
-try:  # optional: one Aho-Corasick pass for all keywords instead of one `find` pass per keyword
+_ahocorasick: Any
+try:  # one Aho-Corasick pass for all keywords instead of one `find` pass per keyword
     import ahocorasick_rs as _ahocorasick
-except ImportError:  # pragma: no cover - depends on the installation
+except ImportError:  # pragma: no cover - a dependency; the find() fallback keeps working without it
     _ahocorasick = None
 ACCELERATOR_AVAILABLE = _ahocorasick is not None
 
