@@ -164,6 +164,26 @@ def unsupported() -> int:
     return 1
 
 
+def unsupported_then_drain() -> int:
+    # ninja keeps compiling other files after the first failure; fail-fast must not wait for that.
+    unsupported()
+    sys.stdout.flush()
+    time.sleep(30)
+    out("[40/40] Linking HIP shared module _C.so")
+    return 1
+
+
+def crash_then_drain() -> int:
+    if "-O3" not in os.environ.get("CXXFLAGS", "").split():
+        return ok()
+    ninja_prelude(40, 5)
+    out("FAILED: CMakeFiles/_C.dir/csrc/attention/paged_attention_v2.hip.o",
+        "clang++: error: clang frontend command failed with exit code 139 (use -v to see invocation)")
+    sys.stdout.flush()
+    time.sleep(30)
+    return 1
+
+
 def stall() -> int:
     # A build that hangs (swap thrash at high MAX_JOBS): no output until killed.
     jobs = int(os.environ.get("MAX_JOBS", "64"))
@@ -191,7 +211,7 @@ def ok() -> int:
 
 
 SCENARIOS = {f.__name__: f for f in (link, load, crash, oom, stale_arch, network, unknown, unsupported, stall,
-                                     link_then_crash, ok)}
+                                     link_then_crash, ok, unsupported_then_drain, crash_then_drain)}
 
 if __name__ == "__main__":
     sys.exit(SCENARIOS[sys.argv[1]]())

@@ -350,3 +350,24 @@ def test_checkout_from_a_local_remote_and_refetch_when_the_ref_changes(tmp_path:
     assert (checkout / "VERSION").read_text() == "two\n"
     summary = json.loads(proc.stdout.splitlines()[-1])
     assert summary["source"] == str(checkout)
+
+
+def test_a_decisive_non_retryable_failure_stops_the_build_at_once(tmp_path: Path) -> None:
+    start = time.monotonic()
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "unsupported_then_drain")))
+    assert proc.returncode == 4, proc.stderr
+    assert time.monotonic() - start < 20, "did not wait for the build to drain its other jobs"
+    attempt = summary["attempts"][0]
+    assert attempt["stopped_early"] and "unsupported_arch" in attempt["stopped_early"]
+    assert attempt["diagnosis"]["category"] == "unsupported_arch"
+
+
+def test_fail_fast_stops_at_a_retryable_failure_and_still_applies_the_remedy(tmp_path: Path) -> None:
+    start = time.monotonic()
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "crash_then_drain")), "--fail-fast",
+                              env=base_env(tmp_path, CXXFLAGS="-O3"))
+    assert proc.returncode == 0, proc.stderr
+    assert time.monotonic() - start < 20
+    first = summary["attempts"][0]
+    assert first["stopped_early"] and first["diagnosis"]["category"] == "compiler_crash"
+    assert remedies(summary) == [["lower_optimization"], []]
