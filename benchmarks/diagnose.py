@@ -122,9 +122,11 @@ with open(sys.argv[1], "rb") as fh:
     d = classify_stream(fh, catalogue=cat)
 t2 = time.perf_counter()
 c2 = time.process_time()
+# VmHWM is this process image's own peak; ru_maxrss on Linux carries the parent's peak across exec.
+hwm = next((int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")),
+           resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 print(json.dumps({"scan_s": t2 - t1, "cpu_s": c2 - c1, "import_s": t1 - t0, "category": d.category,
-                  "signature": d.signature, "line": d.line,
-                  "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))
+                  "signature": d.signature, "line": d.line, "rss_kb": hwm}))
 """
 
 

@@ -16,12 +16,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import random
 import shutil
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TextIO
@@ -176,8 +175,6 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         arch_origin=arch_origin, jobs=jobs, jobs_reason=jobs_reason, caller_env=dict(environ),
         changes=changes, python="", checkout=checkout, warnings=tuple(warnings),
     )
-    from dataclasses import replace
-
     return replace(plan, python=_which_python(plan.env))
 
 
@@ -381,8 +378,6 @@ class BuildSession:
 
     def _apply(self, name: str, diagnosis: Diagnosis) -> RemedyResult:
         ctx = RemedyContext(run=self.services.run, cache_in_use=self.cache is not None)
-        if self.options.dry_run:  # never reached: dry runs stop at the plan
-            raise AssertionError("remedies must not run in a dry run")
         result = REMEDIES[name](self.state.plan, diagnosis, ctx)
         if result.applied:
             self.rec.event("remedy.applied", remedy=name, detail=result.detail, removed=list(result.removed))
@@ -441,8 +436,6 @@ class BuildSession:
                     log_path=log, watcher=watcher, limits=limits, display=display, stop_check=stop_check,
                     interrupted=self.interrupted)
                 if outcome.succeeded:
-                    from dataclasses import replace
-
                     plan = self.state.plan = replace(plan, checkout=())
             if outcome is None or outcome.succeeded:
                 self._materialise_bundled_source(plan)
@@ -462,15 +455,11 @@ class BuildSession:
                     self.say(f"note: {message}")
         self._write_repro(number, plan, outcome)
         if outcome.succeeded:
-            from dataclasses import replace
-
             self.state.plan = replace(self.state.plan, run_prepare=False)
             return outcome, self._verify_artifacts(plan, log), cache_stats
         if outcome.step is not None and outcome.step.name == "prepare":
             pass  # prepare runs again next time: run_prepare stays True
         elif self.state.plan.run_prepare and outcome.step is not None:
-            from dataclasses import replace
-
             self.state.plan = replace(self.state.plan, run_prepare=False)
         return outcome, self._diagnose(outcome, classifier), cache_stats
 
@@ -669,7 +658,3 @@ def _finish(rec: RunRecorder, outcome: str, reason: str, options: BuildOptions, 
         streams.out.flush()
     return outcome, exit_code
 
-
-def jitter_seed(seed: int | None) -> None:
-    """Tests make backoff jitter repeatable."""
-    random.seed(seed)

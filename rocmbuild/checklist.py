@@ -19,7 +19,9 @@ Run = Callable[..., runner.CommandResult]
 
 
 @dataclass(frozen=True)
-class _Rocm:
+class RocmFacts:
+    """What the checks need of a ROCm install (plan and doctor both have one)."""
+
     root: Path
     version: str | None
     lib_dirs: Sequence[Path]
@@ -32,7 +34,7 @@ def find_hipcc(hipcc: str | None, env: Mapping[str, str]) -> str | None:
     return shutil.which("hipcc", path=env.get("PATH"))
 
 
-def toolchain_checks(*, rocm: _Rocm | None, hipcc: str | None, archs: Sequence[str], env: Mapping[str, str],
+def toolchain_checks(*, rocm: RocmFacts | None, hipcc: str | None, archs: Sequence[str], env: Mapping[str, str],
                      run: Run) -> list[preflight.Check]:
     checks = [preflight.check_rocm_root(rocm)]
     platform = preflight.check_hipcc_is_amd(hipcc, env, run)
@@ -47,7 +49,7 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: Run = runner.capture) 
     env = plan.env
     rocm = None
     if plan.rocm.root:
-        rocm = _Rocm(Path(plan.rocm.root), plan.rocm.version, [Path(d) for d in plan.rocm.lib_dirs], [])
+        rocm = RocmFacts(Path(plan.rocm.root), plan.rocm.version, [Path(d) for d in plan.rocm.lib_dirs], [])
     hipcc = find_hipcc(plan.rocm.hipcc, env)
     checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=plan.archs, env=env, run=run)
     resources = plan.recipe.resources

@@ -22,7 +22,7 @@ from rich.table import Table
 from rocmbuild import arch as archmod
 from rocmbuild import host as hostmod
 from rocmbuild import preflight, runner
-from rocmbuild.checklist import _Rocm, find_hipcc, toolchain_checks
+from rocmbuild.checklist import RocmFacts, find_hipcc, toolchain_checks
 from rocmbuild.environment import choose_jobs
 
 Run = Callable[..., runner.CommandResult]
@@ -82,7 +82,7 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     else:
         archs = detection.targets if detection else ()
     hipcc = find_hipcc(str(rocm.hipcc) if rocm and rocm.hipcc else None, env)
-    rocm_like = _Rocm(rocm.root, rocm.version, list(rocm.lib_dirs), list(rocm.bin_dirs)) if rocm else None
+    rocm_like = RocmFacts(rocm.root, rocm.version, list(rocm.lib_dirs), list(rocm.bin_dirs)) if rocm else None
     python = shutil.which("python3", path=env.get("PATH")) or "python3"
     checks = toolchain_checks(rocm=rocm_like, hipcc=hipcc, archs=archs, env=env, run=run)
     checks.append(preflight.check_memory(facts.mem_available, DEFAULT_GB_PER_JOB))

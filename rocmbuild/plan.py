@@ -7,7 +7,7 @@ into the next (``dataclasses.replace``).  ``plan``/``--dry-run`` render it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -51,7 +51,6 @@ class BuildPlan:
     warnings: tuple[str, ...] = ()
     run_prepare: bool = True  # prepare runs before the first attempt and after every clean
     opt_level: int | None = None  # set by lower_optimization: 2, then 1
-    notes: tuple[str, ...] = field(default=())
 
     @cached_property
     def env(self) -> dict[str, str]:
@@ -64,17 +63,13 @@ class BuildPlan:
         return variables_set(self.caller_env, self.changes)
 
     def with_changes(self, *extra: EnvChange, **updates: Any) -> BuildPlan:
-        from dataclasses import replace
-
+        """The next plan: more environment changes (applied after the current ones), other fields replaced."""
         return replace(self, changes=(*self.changes, *extra), **updates)
 
     @property
     def steps(self) -> dict[str, tuple[str, ...]]:
         s = self.recipe.steps
         return {"prepare": s.prepare, "build": s.build, "verify": s.verify}
-
-    def ladder_text(self, category_ladders: Mapping[str, tuple[str, ...]]) -> dict[str, list[str]]:
-        return {cat: list(ladder) for cat, ladder in category_ladders.items()}
 
     def to_json(self, ladders: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
         return {

@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -60,7 +60,6 @@ class RemedyContext:
     run: Callable[..., CommandResult] = capture
     extra_library_dirs: tuple[Path, ...] = ()
     cache_in_use: bool = False
-    notes: list[str] = field(default_factory=list)
 
 
 # --- deletion ---------------------------------------------------------------
@@ -214,8 +213,11 @@ def _search_tree(source: Path, filename: str, max_depth: int = 6) -> list[Path]:
     return found
 
 
-def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext) -> list[Path]:
-    """Directories holding ``filename``: ROCm lib dirs, other ROCm installs, pip ROCm, ldconfig, the tree."""
+def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext, *, versioned: bool = False) -> list[Path]:
+    """Directories holding ``filename``: ROCm lib dirs, other ROCm installs, pip ROCm, ldconfig, the tree.
+
+    ``versioned``: look for ``filename.*`` instead (a runtime soname next to a missing dev symlink).
+    """
     candidates: list[Path] = [Path(d) for d in plan.rocm.lib_dirs]
     other_installs = sorted(globlib.glob("/opt/rocm*/lib")) + sorted(globlib.glob("/opt/rocm/core*/lib"))
     candidates += [Path(p) for p in other_installs]
@@ -225,7 +227,8 @@ def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext) -> lis
     candidates += _search_tree(plan.source, filename)
     seen: dict[str, Path] = {}
     for directory in candidates:
-        if (directory / filename).exists() and str(directory) not in seen:
+        present = any(directory.glob(f"{filename}.*")) if versioned else (directory / filename).exists()
+        if present and str(directory) not in seen:
             seen[str(directory)] = directory
     return list(seen.values())
 
@@ -248,7 +251,7 @@ def add_library_paths(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCont
         if dirs:
             detail = f"{filename} is in {dirs[0]}, which is already on {variable}; the path is not the problem"
         else:
-            versioned = [] if load_time else find_library_dirs(plan, f"lib{base}.so.0", ctx)
+            versioned = [] if load_time else find_library_dirs(plan, filename, ctx, versioned=True)
             detail = f"{filename} was not found in the ROCm lib dirs, pip-installed ROCm, ldconfig or the source tree"
             if versioned:
                 detail += " (only a versioned soname exists: the development package is missing)"

@@ -159,3 +159,15 @@ def test_uninstall_runs_pip_in_the_builds_interpreter(tmp_path: Path) -> None:
                                  RemedyContext(run=lambda argv, **_: CommandResult(0, "WARNING: Skipping demo-pkg")))
     assert not nothing.applied
     assert os.path.isdir(tmp_path)
+
+
+def test_a_lone_versioned_soname_means_the_dev_package_is_missing(tmp_path: Path) -> None:
+    libdir = tmp_path / "rocm" / "lib"
+    libdir.mkdir(parents=True)
+    (libdir / "libhipblas.so.3").write_text("")
+    src = tmp_path / "src"
+    src.mkdir()
+    result = add_library_paths(make_plan(src), Diag("missing_library", {"library": "hipblas"}),
+                               RemedyContext(run=no_commands, extra_library_dirs=(libdir,)))
+    assert not result.applied
+    assert "development package" in result.detail and result.warning and "hipblas-dev" in result.warning
