@@ -109,7 +109,7 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
 
 
 def _streams() -> Any:
-    from rocmbuild.app import Streams
+    from rocmbuild.services import Streams
 
     return Streams(out=sys.stdout, err=sys.stderr)
 

@@ -40,14 +40,15 @@ def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path
     except OSError as exc:
         raise UsageError(f"cannot create the run directory {path}", why=exc.strerror or str(exc),
                          todo="pass --run-dir DIR pointing at a writable directory") from None
-    if run_dir_option is None:
-        latest = runs_root() / "latest"
-        try:
-            if latest.is_symlink() or latest.exists():
-                latest.unlink()
-            latest.symlink_to(path.name)
-        except OSError:
-            pass  # a read-only or racing state dir only costs the shortcut
+    # `rocmbuild report latest` follows this link, also to a --run-dir elsewhere.
+    latest = runs_root() / "latest"
+    try:
+        latest.parent.mkdir(parents=True, exist_ok=True)
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(path.resolve())
+    except OSError:
+        pass  # a read-only or racing state dir only costs the shortcut
     return path.resolve()
 
 
@@ -83,6 +84,7 @@ class RunRecorder:
     archs: tuple[str, ...]
     attempts: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
+    echo: IO[str] | None = None  # --verbose: every event also goes here, as it is recorded
     _events_file: IO[str] | None = None
     _log: Any = None
 
@@ -99,6 +101,10 @@ class RunRecorder:
 
     def event(self, event_name: str, /, **fields: Any) -> None:
         self._log.info(event_name, **fields)
+        if self.echo is not None:
+            shown = " ".join(f"{k}={v}" for k, v in fields.items() if k not in ("env", "context", "options"))
+            self.echo.write(f"rocmbuild[{event_name}] {shown}\n")
+            self.echo.flush()
 
     def attempt_log(self, number: int) -> Path:
         return self.run_dir / f"attempt-{number}.log"

@@ -371,3 +371,18 @@ def test_fail_fast_stops_at_a_retryable_failure_and_still_applies_the_remedy(tmp
     first = summary["attempts"][0]
     assert first["stopped_early"] and first["diagnosis"]["category"] == "compiler_crash"
     assert remedies(summary) == [["lower_optimization"], []]
+
+
+def test_verbose_echoes_events_and_report_latest_follows_a_custom_run_dir(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--verbose")
+    assert proc.returncode == 0, proc.stderr
+    assert "rocmbuild[attempt.started]" in proc.stderr and "rocmbuild[run.finished]" in proc.stderr
+    report = subprocess.run([ROCMBUILD, "report", "--json"], env=base_env(tmp_path), capture_output=True, text=True,
+                            timeout=30)
+    assert json.loads(report.stdout)["run_dir"] == summary["run_dir"] == str(tmp_path / "run")
+
+
+def test_quiet_shows_no_build_output(tmp_path: Path) -> None:
+    proc, _ = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--quiet")
+    assert proc.returncode == 0
+    assert "[4/4] Building HIP object" not in proc.stderr + proc.stdout
