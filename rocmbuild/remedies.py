@@ -22,18 +22,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from rocmbuild.catalogue import REMEDY_NAMES
 from rocmbuild.environment import EnvChange, split_path
+from rocmbuild.libraries import library_base, library_package_hint
 from rocmbuild.plan import BuildPlan
 from rocmbuild.runner import CommandResult, capture
-
-REMEDY_NAMES = (
-    "add_library_paths",
-    "clean_build",
-    "uninstall_packages",
-    "lower_optimization",
-    "reduce_jobs",
-    "wait_and_retry",
-)
 
 
 class DiagnosisLike(Protocol):
@@ -135,41 +128,6 @@ def safe_remove(source: Path, patterns: Sequence[str]) -> tuple[list[str], list[
 
 # --- library search ---------------------------------------------------------
 
-_PACKAGE_HINTS = {
-    "amdhip64": "hip-runtime-amd (ROCm repo) or libamdhip64-dev (Debian/Ubuntu)",
-    "hiprtc": "hip-runtime-amd (ROCm >= 7 splits hipRTC out of libamdhip64: link hiprtc)",
-    "hsa-runtime64": "hsa-rocr (ROCm repo) or libhsa-runtime-dev (Debian/Ubuntu)",
-    "hipblas": "hipblas-dev",
-    "hipblaslt": "hipblaslt-dev",
-    "rocblas": "rocblas-dev",
-    "miopen": "miopen-hip-dev",
-    "rccl": "rccl-dev",
-    "hipfft": "hipfft-dev",
-    "hiprand": "hiprand-dev",
-    "rocrand": "rocrand-dev",
-    "hipsparse": "hipsparse-dev",
-    "hipsolver": "hipsolver-dev",
-    "roctracer64": "roctracer-dev",
-    "roctx64": "roctracer-dev",
-    "amd_comgr": "comgr",
-    "numa": "libnuma-dev",
-    "drm": "libdrm-dev",
-    "drm_amdgpu": "libdrm-dev",
-}
-
-
-def library_base(name: str) -> str:
-    """``libhipblas.so.3`` / ``hipblas`` / ``-lhipblas`` -> ``hipblas``."""
-    name = name.strip().removeprefix("-l")
-    name = re.sub(r"\.so(\.\d+)*$|\.a$", "", name)
-    return name.removeprefix("lib")
-
-
-def package_hint(name: str) -> str:
-    base = library_base(name)
-    return _PACKAGE_HINTS.get(base.lower(), f"the package that ships lib{base}.so (often {base}-dev)")
-
-
 def _pip_rocm_dirs(plan: BuildPlan, run: Callable[..., CommandResult]) -> list[Path]:
     """Library dirs of pip-installed ROCm (rocm-sdk wheels) and torch's bundled ROCm libs."""
     probe = run(
@@ -256,7 +214,7 @@ def add_library_paths(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCont
             if versioned:
                 detail += " (only a versioned soname exists: the development package is missing)"
         return RemedyResult(name, False, plan, detail,
-                            warning=f"lib{base} is likely provided by {package_hint(base)}")
+                            warning=f"lib{base} is likely provided by {library_package_hint(base)}")
     chosen = os.pathsep.join(str(d) for d in new_dirs[:1])
     changes = (
         EnvChange("LIBRARY_PATH", "prepend", chosen, f"found {filename} (remedy add_library_paths)"),

@@ -83,11 +83,11 @@ class _Blank(dict[str, str]):
 def next_steps(diagnosis: Mapping[str, Any] | None) -> str:
     if not diagnosis:
         return ""
-    from rocmbuild.remedies import library_base, package_hint
+    from rocmbuild.libraries import library_base, library_package_hint
 
     fields = _Blank({k: str(v) for k, v in (diagnosis.get("fields") or {}).items()})
     if "library" in fields:
-        fields.setdefault("package", package_hint(fields["library"]))
+        fields.setdefault("package", library_package_hint(fields["library"]))
         if diagnosis.get("category") == "missing_library":
             fields["library"] = library_base(fields["library"])
     template = NEXT_STEPS.get(str(diagnosis.get("category")), NEXT_STEPS["unknown"])
