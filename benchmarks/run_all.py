@@ -110,7 +110,7 @@ def wrapper_overhead(work: Path, tus: int, pairs: int) -> list[Row]:
     env = _env(work / "overhead")
     direct: list[float] = []
     wrapped: list[float] = []
-    for _ in range(pairs):  # interleaved, so drifting load hits both sides alike
+    for pair in range(pairs):  # interleaved, so drifting load hits both sides alike
         shutil.rmtree(project / "build", ignore_errors=True)
         start = time.monotonic()
         subprocess.run(["make", "-j2"], cwd=project, env=env, check=True, capture_output=True)
@@ -118,7 +118,7 @@ def wrapper_overhead(work: Path, tus: int, pairs: int) -> list[Row]:
         shutil.rmtree(project / "build", ignore_errors=True)
         start = time.monotonic()
         subprocess.run([ROCMBUILD, str(recipe), "--source", str(project), "--arch", "gfx90a", "--no-cache",
-                        "--skip-preflight", "--quiet", "--run-dir", str(work / "overhead" / "run")],
+                        "--skip-preflight", "--quiet", "--run-dir", str(work / "overhead" / f"run{pair}")],
                        env=env, check=True, capture_output=True)
         wrapped.append(time.monotonic() - start)
     ratio = statistics.median(w / d for w, d in zip(wrapped, direct, strict=True))

@@ -27,7 +27,7 @@ import platformdirs
 from rocmbuild import host as hostmod
 from rocmbuild import runner
 from rocmbuild.catalogue import Catalogue, load_catalogue
-from rocmbuild.errors import ExitCode, LockHeldError, Outcome, UsageError
+from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.options import BuildOptions
 from rocmbuild.plan import BuildPlan, render_plan
 from rocmbuild.planning import check_requires, plan_all
@@ -123,11 +123,22 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
                             todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
     try:
         pid_file.write_text(str(os.getpid()))
+        plan, cache = _cache_for(plan, options, services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
         rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
                           echo=streams.err if options.verbosity == "verbose" else None)
         try:
-            return _run_recorded(plan, options, streams, services, catalogue, interrupted, deadline, rec)
+            return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
+        except BaseException as exc:
+            # Whatever ends the run here, the record says it ended (and how) instead of "running".
+            if isinstance(exc, KeyboardInterrupt):
+                outcome, code = Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED)
+            else:
+                outcome = Outcome.FAILED
+                code = exc.exit_code if isinstance(exc, RocmbuildError) else int(ExitCode.INTERNAL)
+            rec.event("run.finished", outcome=outcome, exit_code=code, reason=f"{type(exc).__name__}: {exc}")
+            rec.write_summary(outcome, code)
+            raise
         finally:
             rec.close()
     finally:
@@ -147,10 +158,9 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
-def _run_recorded(plan: BuildPlan, options: BuildOptions, streams: Streams, services: Services,
+def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: Streams, services: Services,
                   catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
                   rec: RunRecorder) -> tuple[str, int]:
-    plan, cache = _cache_for(plan, options, services)
     rec.extra["rocm"] = {"root": plan.rocm.root, "version": plan.rocm.version}
     rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
@@ -164,6 +174,8 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, streams: Streams, serv
         checks = _preflight(plan, options, services)
         for check in checks:
             rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
+        if interrupted():  # a probe killed by the same Ctrl-C is not a failed check
+            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams)
         failed = [c for c in checks if c.status == "fail" and c.fatal]
         if failed:
             _record_preflight_failure(rec, plan, failed)

@@ -186,6 +186,8 @@ class Classifier:
     # -- LineHook ---------------------------------------------------------------------------------
 
     def on_line(self, number: int, text: str, before: tuple[str, ...] = ()) -> int:
+        if text.startswith("==> rocmbuild"):
+            return 0  # rocmbuild's own step headers and notes echo commands; they are never the failure
         self._observe(number, text)
         want = 0
         if text.startswith("FAILED: ") and self._failed_line is None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
 import traceback
 from collections.abc import Callable
@@ -214,6 +215,8 @@ def signatures_check(file: str | None) -> None:
     """Verify a signature file's examples and near-misses (default: the bundled and user catalogue)."""
     from rocmbuild.catalogue import check_catalogue
 
+    if file and not Path(file).is_file():
+        raise UsageError(f"signature file {file} does not exist", todo="pass the path of a .toml signature file")
     failures, checked = check_catalogue(Path(file) if file else None)
     for failure in failures:
         click.echo(f"FAIL {failure}")
@@ -232,6 +235,9 @@ def _crash_log(exc: BaseException) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every ending into its exit code."""
+    # SIGTERM outside a build (planning, diagnose, doctor) ends like Ctrl-C: exit 130, no traceback.
+    # During a build the runner's InterruptFlag takes over both signals.
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         cli.main(args=argv, prog_name="rocmbuild", standalone_mode=False)
     except SystemExit as exc:
@@ -257,4 +263,10 @@ def main(argv: list[str] | None = None) -> None:
                    f"  this is a bug in rocmbuild; the crash log is {where}\n"
                    f"  please report it with that file", err=True)
         sys.exit(ExitCode.INTERNAL)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     sys.exit(0)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt

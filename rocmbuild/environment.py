@@ -132,7 +132,8 @@ def base_changes(
             changes.append(EnvChange(name, root_action, rocm.root, why))
         # Directories already on the caller's PATH (e.g. /usr/bin of the system layout) keep their
         # place: moving them first would let system tools shadow a virtualenv's python3.
-        on_path = set(split_path(caller_env.get("PATH")))
+        # With --rocm-path its bin dirs always go first (the merge drops their later copies).
+        on_path = set() if rocm_path_option else set(split_path(caller_env.get("PATH")))
         bins = [d for d in (*rocm.bin_dirs, *([rocm.llvm_bin] if rocm.llvm_bin else [])) if d not in on_path]
         if bins:
             changes.append(EnvChange("PATH", "prepend", os.pathsep.join(bins), "ROCm and LLVM tools first"))

@@ -6,6 +6,7 @@ everything after the CLI reads only this value.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,8 +56,9 @@ def parse_seconds(text: str, option: str) -> float:
         value = float(str(text).strip())
     except ValueError:
         return parse_duration(str(text), option)
-    if value < 0:
-        raise UsageError(f"{option} must not be negative (got {value:g})", todo=f"write e.g. {option} 30")
+    if not math.isfinite(value) or value < 0:
+        raise UsageError(f"{option} must be a finite number of seconds, not negative (got {text})",
+                         todo=f"write e.g. {option} 30")
     return value
 
 

@@ -63,11 +63,10 @@ def _checkout_commands(recipe: Recipe, directory: Path) -> tuple[str, ...]:
     current = marker.read_text().strip() if marker.is_file() else None
     if (directory / ".git").is_dir() and current == (ref or "HEAD"):
         return ()
-    commands = []
-    if not (directory / ".git").is_dir():
-        commands.append(f"git clone --recurse-submodules {shlex.quote(git)} {d}")
-    else:
-        commands.append(f"git -C {d} fetch --tags --force origin")
+    # One command whichever state a failed attempt left: a clone cut short by the network still
+    # has .git, and is fetched and checked out on the retry instead of cloned again.
+    commands = [f"if [ -d {d}/.git ]; then git -C {d} fetch --tags --force origin; "
+                f"else git clone --recurse-submodules {shlex.quote(git)} {d}; fi"]
     if ref:
         commands.append(f"git -C {d} checkout {shlex.quote(ref)}")
     commands.append(f"git -C {d} submodule update --init --recursive")
@@ -88,6 +87,10 @@ def _resolve_source(recipe: Recipe, options: BuildOptions) -> tuple[Path, str, t
     directory = workspace_root() / recipe.name
     bundled = recipe.source_path
     if bundled is not None:
+        if not bundled.is_dir():
+            raise SourceError(f"recipe '{recipe.name}' names [source] path {recipe.source.path}, "
+                              f"but {bundled} is not a directory",
+                              todo=f"fix [source] path in {recipe.path} (relative to the recipe file) or pass --source")
         return directory, f"copy of the bundled source {bundled}", ()
     if recipe.source.git:
         return directory, f"workspace checkout of {recipe.source.git} at {recipe.source.ref or 'HEAD'}", \
@@ -124,10 +127,14 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         jobs, jobs_reason = int(caller_jobs), f"${job_vars[0]} from your environment"
     else:
         jobs, jobs_reason = choose_jobs(facts.cpus, facts.mem_available, recipe.resources.memory_per_job_gb)
+    override_jobs = options.jobs is not None
+    if caller_jobs and not (caller_jobs.isdigit() and int(caller_jobs) > 0) and options.jobs is None:
+        warnings.append(f"${job_vars[0]}={caller_jobs!r} is not a positive whole number: using {jobs}")
+        override_jobs = True
     changes = base_changes(
         caller_env=environ, rocm=rocm_dirs, rocm_path_option=options.rocm_path is not None,
         arch_variables=recipe.arch.variables, arch_value=recipe.arch.separator.join(archs),
-        job_variables=job_vars, jobs=jobs, jobs_option=options.jobs is not None, recipe_env=recipe.env,
+        job_variables=job_vars, jobs=jobs, jobs_option=override_jobs, recipe_env=recipe.env,
     )
     plan = BuildPlan(
         recipe=recipe, source=source, source_origin=source_origin, rocm=summary, archs=archs,
@@ -167,5 +174,11 @@ def check_requires(plans: Sequence[BuildPlan], services: Services) -> list[str]:
 def plan_all(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str],
              services: Services) -> list[BuildPlan]:
     recipes = load_recipes(names)
+    if options.source is not None and len(recipes) > 1:
+        raise UsageError("--source names one tree, but several recipes were given",
+                         why="each recipe cleans its own build paths: sharing one tree would let one delete "
+                             "the other's build",
+                         todo="build them one by one with --source each, or leave --source out to use each "
+                              "recipe's own checkout")
     facts = hostmod.gather_host(options.rocm_path, environ, run=services.run)
     return [make_plan(recipe, options, environ, facts, services) for recipe in recipes]

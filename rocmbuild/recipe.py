@@ -9,6 +9,7 @@ Bundled recipes ship inside the package; user recipes in
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -122,6 +123,7 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
     "preflight": {"libraries": (_LIST, False), "python_modules": (_LIST, False)},
 }
 _REQUIRED_TABLES = ("steps",)
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -168,6 +170,9 @@ def _check(data: Mapping[str, Any], path: Path) -> None:
             if not _type_ok(kind, section[key]):
                 got = f"got {type(section[key]).__name__}: {section[key]!r}"
                 raise fail(f"{prefix}{key}", f"must be a {kind}", got)
+    if not _NAME.fullmatch(data["name"]):
+        raise fail("name", f"must be a plain name (letters, digits, . _ -), got {data['name']!r}",
+                   'e.g. name = "vllm" (it names the workspace directory and the run directory)')
     if not data.get("steps", {}).get("build"):
         raise fail("steps.build", "must hold at least one command", 'e.g. build = ["python3 setup.py develop"]')
 

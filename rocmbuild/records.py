@@ -35,6 +35,10 @@ def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path
     else:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         path = runs_root() / f"{stamp}-{recipe}-{os.getpid()}"
+    if (path / "summary.json").exists() or (path / "events.jsonl").exists():
+        raise UsageError(f"the run directory {path} already holds a run",
+                         why="a second run there would mix its logs and events with the first one's",
+                         todo="pass a new --run-dir (or remove the old one after reading it)")
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -168,12 +172,18 @@ def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     except (OSError, json.JSONDecodeError) as exc:
         raise UsageError(f"cannot read {run_dir / 'summary.json'}", why=str(exc),
                              todo="the run may have been killed while writing; see events.jsonl") from None
+    attempts = summary.get("attempts") if isinstance(summary, dict) else None
+    if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
+        raise UsageError(f"{run_dir / 'summary.json'} is not a rocmbuild summary",
+                         why="it has no list of attempts", todo="pass a run directory rocmbuild wrote")
     events: list[dict[str, Any]] = []
     events_path = run_dir / "events.jsonl"
     if events_path.is_file():
         for line in events_path.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
-                events.append(json.loads(line))
+                event = json.loads(line)
             except json.JSONDecodeError:
                 continue  # a line cut short by a kill
+            if isinstance(event, dict):
+                events.append(event)
     return summary, events

@@ -122,6 +122,9 @@ def safe_remove(source: Path, patterns: Sequence[str]) -> tuple[list[str], list[
                     shutil.rmtree(path)
             except FileNotFoundError:
                 continue
+            except OSError as exc:  # permission, busy mount: report it, never crash the run
+                refused.append(f"{rel} ({exc.strerror or exc})")
+                continue
             removed.append(rel)
     return removed, refused
 
@@ -177,8 +180,8 @@ def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext, *, ver
     ``versioned``: look for ``filename.*`` instead (a runtime soname next to a missing dev symlink).
     """
     candidates: list[Path] = [Path(d) for d in plan.rocm.lib_dirs]
-    other_installs = sorted(globlib.glob("/opt/rocm*/lib")) + sorted(globlib.glob("/opt/rocm/core*/lib"))
-    candidates += [Path(p) for p in other_installs]
+    # Other ROCm installs (/opt/rocm-X.Y.Z) are not searched on purpose: their libraries have other
+    # sonames (ROCm 7 renumbered them) and mixing two ROCm runtimes breaks at load time.
     candidates += list(ctx.extra_library_dirs)
     candidates += _pip_rocm_dirs(plan, ctx.run)
     candidates += _ldconfig_dirs(filename, ctx.run)
@@ -275,7 +278,9 @@ def lower_optimization(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCon
     # vLLM splits CMAKE_ARGS on spaces (no quoting): one token per -D, no spaces inside values.
     kept = [t for t in env.get("CMAKE_ARGS", "").split()
             if not any(t.startswith(f"-D{v}=") for v in CMAKE_CONFIG_FLAGS)]
-    kept += [f"-D{var}=-O{level}" for var in CMAKE_CONFIG_FLAGS if var.endswith("RELEASE")]
+    # RelWithDebInfo (vLLM's default) too: there the -g of the default flags goes as well, which is
+    # what ROCm 7.0's clang crashes on (ROCm/llvm-project#722).
+    kept += [f"-D{var}=-O{level}" for var in CMAKE_CONFIG_FLAGS]
     changes.append(EnvChange("CMAKE_ARGS", "set", " ".join(kept), reason))
     # CMake caches the flags of the first configure: without a fresh configure nothing changes.
     removed, _ = safe_remove(plan.source, cmake_caches(plan.source))

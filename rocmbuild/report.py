@@ -116,7 +116,7 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
         exit_code = attempt.get("exit_code")
         table.add_row(
             str(attempt.get("number")),
-            f"{attempt.get('duration_s', 0):.1f}s",
+            f"{attempt.get('duration_s') or 0:.1f}s",
             str(attempt.get("ended")),
             "-" if exit_code is None else str(exit_code),
             _diagnosis_cell(attempt.get("diagnosis")),
@@ -131,7 +131,9 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
     attempts = summary.get("attempts") or []
     last = attempts[-1] if attempts else None
     diagnosis = last.get("diagnosis") if last else None
-    if outcome not in ("succeeded", None) and diagnosis:
+    # A run stopped by a signal or by the clock did not fail on a line: no decisive line, no advice.
+    stopped_from_outside = last is not None and last.get("ended") in ("interrupted", "budget")
+    if outcome not in ("succeeded", "running", None) and diagnosis and not stopped_from_outside:
         console.print(f"decisive line ({last.get('log') if last else ''}:{diagnosis.get('line')}):")
         console.print(f"  {diagnosis.get('text')}")
         context = _context_for(events, last.get("number") if last else None)

@@ -31,8 +31,9 @@ from rocmbuild.records import RunRecorder
 from rocmbuild.remedies import REMEDIES, RemedyContext, RemedyResult
 from rocmbuild.services import Services, Streams
 
-# Failures decisive enough to stop the build the moment they are seen, even
-# without --fail-fast: nothing that keeps compiling can change the verdict.
+# Besides every non-retryable failure (DESIGN.md: "a non-retryable one always stops it at
+# once"), failures decisive enough to stop the build the moment they are seen, even without
+# --fail-fast: nothing that keeps compiling can change the verdict.
 DECISIVE_CATEGORIES = frozenset({"unsupported_arch", "disk_full"})
 
 
@@ -216,7 +217,7 @@ class BuildSession:
             current = classifier.current()
             if current is None or current.category == "unknown":
                 return None
-            if fail_fast or current.category in DECISIVE_CATEGORIES:
+            if fail_fast or not current.retryable or current.category in DECISIVE_CATEGORIES:
                 return f"fail-fast: {current.category} ({current.text})"
             return None
 
@@ -253,9 +254,9 @@ class BuildSession:
         if outcome.succeeded:
             self.state.plan = replace(self.state.plan, run_prepare=False)
             return outcome, self._verify_artifacts(plan, log), cache_stats
-        if outcome.step is not None and outcome.step.name == "prepare":
-            pass  # prepare runs again next time: run_prepare stays True
-        elif self.state.plan.run_prepare and outcome.step is not None:
+        # prepare ran to completion only if the attempt got past it (a failed checkout or prepare
+        # means it must run again next time).
+        if outcome.step is not None and outcome.step.name in ("build", "verify"):
             self.state.plan = replace(self.state.plan, run_prepare=False)
         return outcome, self._diagnose(outcome, classifier), cache_stats
 

@@ -202,3 +202,25 @@ def test_shorthand_and_help_through_click() -> None:
     assert result.exit_code == 0 and "build" in result.output and "diagnose" in result.output
     result = runner.invoke(cli.cli, ["vllm", "--help"])
     assert result.exit_code == 0 and "--escalate-unknown" in result.output and "ROCMBUILD_ARCH" in result.output
+
+
+def test_bad_recipe_names_and_malformed_summaries_exit_2(tmp_path: Path, isolated: dict[str, str]) -> None:
+    evil = tmp_path / "evil.toml"
+    evil.write_text('name = "../../escape"\n[steps]\nbuild = ["make"]\n')
+    proc = run_cli(["plan", str(evil), "--arch", "gfx90a", "--source", str(tmp_path)], isolated)
+    assert proc.returncode == 2 and "'name'" in proc.stderr
+    bad_run = tmp_path / "badrun"
+    bad_run.mkdir()
+    (bad_run / "summary.json").write_text("[1]")
+    proc = run_cli(["report", str(bad_run)], isolated)
+    assert proc.returncode == 2 and "not a rocmbuild summary" in proc.stderr
+    proc = run_cli(["signatures", "check", str(tmp_path / "missing.toml")], isolated)
+    assert proc.returncode == 2
+
+
+def test_an_invalid_exported_max_jobs_is_overridden_with_a_warning(rocm_tree: Path, tmp_path: Path,
+                                                                  isolated: dict[str, str]) -> None:
+    proc = run_cli(["plan", "vllm", "--arch", "gfx942", "--rocm-path", str(rocm_tree), "--source", str(tmp_path),
+                    "--json"], {**isolated, "MAX_JOBS": "abc"})
+    plan = json.loads(proc.stdout)
+    assert plan["env"]["MAX_JOBS"] == str(plan["jobs"]) and any("MAX_JOBS" in w for w in plan["warnings"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ RECIPE = """
 name = "{name}"
 packages = ["rocmbuild-test-nonexistent"]
 requires = {requires}
+{source}
 [steps]
 build = ["{python} {fakebuild} {build}"]
 verify = [{verify}]
@@ -37,10 +39,15 @@ memory_per_job_gb = 1
 
 
 def write_recipe(tmp: Path, build: str, *, verify: str | None = None, name: str = "fake",
-                 requires: tuple[str, ...] = ()) -> Path:
+                 requires: tuple[str, ...] = (), own_source: bool = False) -> Path:
+    """A recipe running a fakebuild scenario; ``own_source``: a [source] path of its own (no --source)."""
     path = tmp / f"{name}.toml"
+    source = ""
+    if own_source:
+        (tmp / f"{name}-tree").mkdir(exist_ok=True)
+        source = f'[source]\npath = "{name}-tree"'
     path.write_text(RECIPE.format(
-        name=name, python=sys.executable, fakebuild=FAKEBUILD, build=build,
+        name=name, python=sys.executable, fakebuild=FAKEBUILD, build=build, source=source,
         verify=f'"{sys.executable} {FAKEBUILD} {verify}"' if verify else "",
         requires=json.dumps(list(requires))))
     return path
@@ -56,11 +63,12 @@ def base_env(tmp: Path, **extra: str) -> dict[str, str]:
 
 
 def rocmbuild(tmp: Path, *args: str, env: dict[str, str] | None = None, source: Path | None = None,
-              timeout: float = 60) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+              timeout: float = 60, with_source: bool = True) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     source = source or tmp / "src"
     source.mkdir(exist_ok=True)
-    argv = [ROCMBUILD, *args, "--source", str(source), "--run-dir", str(tmp / "run"), "--arch", "gfx90a",
-            "--skip-preflight", "--no-cache", "--backoff", "0.01", "--stall-timeout", "1s", "--json"]
+    argv = [ROCMBUILD, *args, *(["--source", str(source)] if with_source else []), "--run-dir", str(tmp / "run"),
+            "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--backoff", "0.01", "--stall-timeout", "1s",
+            "--json"]
     proc = subprocess.run(argv, env=env or base_env(tmp), capture_output=True, text=True, timeout=timeout,
                           stdin=subprocess.DEVNULL)
     summary_path = tmp / "run" / "summary.json"
@@ -277,10 +285,10 @@ def test_second_build_on_the_same_tree_exits_2_naming_the_pid(tmp_path: Path) ->
 
 
 def test_several_recipes_build_in_order_and_stop_at_the_first_failure(tmp_path: Path) -> None:
-    a = write_recipe(tmp_path, "ok", name="first")
-    b = write_recipe(tmp_path, "unsupported", name="second")
-    c = write_recipe(tmp_path, "ok", name="third")
-    proc, _ = rocmbuild(tmp_path, str(a), str(b), str(c))
+    a = write_recipe(tmp_path, "ok", name="first", own_source=True)
+    b = write_recipe(tmp_path, "unsupported", name="second", own_source=True)
+    c = write_recipe(tmp_path, "ok", name="third", own_source=True)
+    proc, _ = rocmbuild(tmp_path, str(a), str(b), str(c), with_source=False)
     assert proc.returncode == 4
     summaries = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [s["recipe"] for s in summaries] == ["first", "second"]
@@ -290,13 +298,15 @@ def test_several_recipes_build_in_order_and_stop_at_the_first_failure(tmp_path: 
 
 
 def test_requires_neither_installed_nor_earlier_is_an_error_before_anything_runs(tmp_path: Path) -> None:
-    needy = write_recipe(tmp_path, "ok", name="needy", requires=("base",))
+    needy = write_recipe(tmp_path, "ok", name="needy", requires=("base",), own_source=True)
     base = write_recipe(tmp_path, "ok", name="base")
-    (tmp_path / "config" / "rocmbuild" / "recipes").mkdir(parents=True)
-    (tmp_path / "config" / "rocmbuild" / "recipes" / "base.toml").write_text(base.read_text())
+    user_recipes = tmp_path / "config" / "rocmbuild" / "recipes"
+    user_recipes.mkdir(parents=True)
+    (tmp_path / "base-tree").mkdir()
+    (user_recipes / "base.toml").write_text(base.read_text() + f'\n[source]\npath = "{tmp_path / "base-tree"}"\n')
     proc, summary = rocmbuild(tmp_path, str(needy))
     assert proc.returncode == 2 and "requires 'base'" in proc.stderr and summary == {}
-    proc, _ = rocmbuild(tmp_path, "base", str(needy))
+    proc, _ = rocmbuild(tmp_path, "base", str(needy), with_source=False)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -386,3 +396,91 @@ def test_quiet_shows_no_build_output(tmp_path: Path) -> None:
     proc, _ = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--quiet")
     assert proc.returncode == 0
     assert "[4/4] Building HIP object" not in proc.stderr + proc.stdout
+
+
+FAKE_GIT = """#!/usr/bin/env bash
+# Fails the first clone after it fetched the main repository, the way a submodule fetch dies
+# on a flaky network (fixtures/logs/network: TheRock#4916-style RPC failures).
+real="$REAL_GIT"
+if [ "$1" = clone ] && [ ! -e "$MARKER" ]; then
+  touch "$MARKER"
+  "$real" "$@" || exit $?
+  echo "fatal: unable to access 'https://github.com/example/sub.git/': Could not resolve host: github.com" >&2
+  echo "fatal: clone of 'https://github.com/example/sub.git' into submodule path 'third_party/sub' failed" >&2
+  exit 128
+fi
+exec "$real" "$@"
+"""
+
+
+def test_a_checkout_cut_by_the_network_is_retried_and_prepare_still_runs(tmp_path: Path) -> None:
+    remote = tmp_path / "remote"
+    remote.mkdir()
+    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(remote)]
+    subprocess.run(["git", "init", "-q", str(remote)], check=True)
+    (remote / "README").write_text("hello\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    bindir = tmp_path / "fakebin"
+    bindir.mkdir()
+    (bindir / "git").write_text(FAKE_GIT)
+    (bindir / "git").chmod(0o755)
+    recipe = tmp_path / "net.toml"
+    recipe.write_text(f'name = "net"\n[source]\ngit = "{remote.as_uri()}"\n'
+                      '[steps]\nprepare = ["cp README prepared"]\nbuild = ["cat prepared"]\n')
+    env = base_env(tmp_path, MARKER=str(tmp_path / "failed-once"), REAL_GIT=str(shutil.which("git")))
+    env["PATH"] = f"{bindir}:{env['PATH']}"
+    argv = [ROCMBUILD, str(recipe), "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--backoff", "0.01",
+            "--json"]
+    proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads(proc.stdout.splitlines()[-1])
+    assert summary["attempts"][0]["diagnosis"]["category"] == "network"
+    assert remedies(summary) == [["wait_and_retry"], []]
+    assert "hello" in (Path(summary["run_dir"]) / "attempt-2.log").read_text()
+
+
+def test_rocmbuilds_own_step_header_is_never_the_decisive_line(tmp_path: Path) -> None:
+    recipe = tmp_path / "hdr.toml"
+    recipe.write_text('name = "hdr"\n[steps]\nbuild = ["exit 1 # /usr/bin/ld: cannot find -lhipblas"]\n')
+    proc, summary = rocmbuild(tmp_path, str(recipe))
+    assert proc.returncode == 3, proc.stderr
+    assert diag(summary, 1)["category"] == "unknown"
+
+
+@pytest.mark.parametrize(("extra", "needle"), [
+    (["--backoff", "inf"], "--backoff"),
+    (["--backoff", "nan"], "--backoff"),
+])
+def test_unusable_option_values_exit_2(tmp_path: Path, extra: list[str], needle: str) -> None:
+    argv = [ROCMBUILD, str(write_recipe(tmp_path, "ok")), "--source", str(tmp_path), "--arch", "gfx90a", *extra]
+    proc = subprocess.run(argv, env=base_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and needle in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_run_dir_that_already_holds_a_run_is_refused(tmp_path: Path) -> None:
+    recipe = str(write_recipe(tmp_path, "ok"))
+    assert rocmbuild(tmp_path, recipe)[0].returncode == 0
+    proc, _ = rocmbuild(tmp_path, recipe)
+    assert proc.returncode == 2 and "already holds a run" in proc.stderr
+
+
+def test_one_source_for_several_recipes_is_refused(tmp_path: Path) -> None:
+    proc, _ = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok", name="a")),
+                        str(write_recipe(tmp_path, "ok", name="b")))
+    assert proc.returncode == 2 and "several recipes" in proc.stderr
+
+
+def test_a_crash_inside_the_run_still_finishes_the_record(tmp_path: Path) -> None:
+    recipe = tmp_path / "gone.toml"
+    recipe.write_text('name = "gone"\n[steps]\nbuild = ["true"]\n[clean]\npaths = ["build"]\n')
+    source = tmp_path / "src"
+    source.mkdir()
+    # A source tree that vanishes under the running build is not a usage error: the runner cannot
+    # start the step; whatever happens, summary.json must not stay "running".
+    argv = [ROCMBUILD, str(recipe), "--source", str(source), "--run-dir", str(tmp_path / "run"), "--arch",
+            "gfx90a", "--skip-preflight", "--no-cache"]
+    source.rmdir()
+    proc = subprocess.run(argv, env=base_env(tmp_path), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "does not exist" in proc.stderr
+    assert not (tmp_path / "run" / "summary.json").exists(), "usage errors stop before any record"

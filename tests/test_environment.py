@@ -80,3 +80,10 @@ def test_jobs_are_memory_aware() -> None:
     assert choose_jobs(2, 100 * GIB, 4)[0] == 2
     jobs, why = choose_jobs(64, 3 * GIB, 4)
     assert jobs == 1 and "memory" in why
+
+
+def test_rocm_path_option_moves_its_bin_dirs_first_even_when_already_on_path() -> None:
+    caller = {"PATH": "/usr/bin:/bin:/opt/rocm-6.2.4/bin"}
+    env = compose(caller, rocm_path_option=True)
+    assert env["PATH"].split(":")[:2] == ["/opt/rocm-6.2.4/bin", "/opt/rocm-6.2.4/lib/llvm/bin"]
+    assert env["PATH"].split(":").count("/opt/rocm-6.2.4/bin") == 1

@@ -126,6 +126,7 @@ def test_lower_optimization_replaces_never_appends_contradicting(tmp_path: Path)
     env2 = second.plan.env
     assert env2["CXXFLAGS"] == "-O1 -g -fPIC" and "-O2" not in env2["CMAKE_ARGS"]
     assert env2["CMAKE_ARGS"].split().count("-DCMAKE_HIP_FLAGS_RELEASE=-O1") == 1
+    assert "-DCMAKE_HIP_FLAGS_RELWITHDEBINFO=-O1" in env2["CMAKE_ARGS"].split(), "vLLM's default build type too"
     assert not lower_optimization(second.plan, Diag("compiler_crash"), CTX).applied
 
 
