@@ -146,9 +146,9 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
     reason = next((e.get("reason") for e in reversed(events) if e.get("event") == "run.finished"), None)
     if reason and outcome != "succeeded":
         console.print(f"why rocmbuild stopped: {reason}")
-    for event in events:
-        if event.get("event") in ("remedy.warning", "cache.warning"):
-            console.print(f"note: {event.get('message')}")
+    notes = (str(e.get("message")) for e in events if e.get("event") in ("remedy.warning", "cache.warning"))
+    for note in dict.fromkeys(notes):  # each once, in order: a remedy skipped on every attempt says it each time
+        console.print(f"note: {note}")
     console.print(f"records: {summary.get('run_dir')}")
     return buffer.getvalue()
 
