@@ -28,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rocmbuild.display import Display
@@ -53,7 +54,7 @@ class CountingHook:
         self.keywords = keywords
         self.candidates = 0
 
-    def on_line(self, number: int, text: str, before: tuple[str, ...]) -> int:
+    def on_line(self, number: int, text: str, before: Sequence[str]) -> int:
         self.candidates += 1
         return 0
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import io
 import re
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO, Protocol
 
@@ -185,9 +185,13 @@ class Classifier:
 
     # -- LineHook ---------------------------------------------------------------------------------
 
-    def on_line(self, number: int, text: str, before: tuple[str, ...] = ()) -> int:
+    def on_line(self, number: int, text: str, before: Sequence[str] = ()) -> int:
         if text.startswith("==> rocmbuild"):
             return 0  # rocmbuild's own step headers and notes echo commands; they are never the failure
+        if text.endswith("]") and ": warning: " in text and "[-W" in text:
+            # A compiler warning with its flag (`... [-Wpass-failed=transform-warning]`): real builds print
+            # thousands, and none is a failure (an error promoted by -Werror says `error:`).
+            return 0
         self._observe(number, text)
         want = 0
         if text.startswith("FAILED: ") and self._failed_line is None:
@@ -231,7 +235,7 @@ class Classifier:
     # -- internals --------------------------------------------------------------------------------
 
     def _record(self, sig: Signature, number: int, text: str, fields: dict[str, str],
-                before: tuple[str, ...]) -> int:
+                before: Sequence[str]) -> int:
         in_block = self._block_open and self._failed_line is not None and number > self._failed_line
         match = _Match(sig, number, text, fields, tuple(before)[-CONTEXT_BEFORE:], in_block)
         self._counts[sig.id] = self._counts.get(sig.id, 0) + 1
@@ -372,7 +376,7 @@ class Classifier:
 class _LineHook(Protocol):
     keywords: tuple[bytes, ...]
 
-    def on_line(self, number: int, text: str, before: tuple[str, ...]) -> int: ...
+    def on_line(self, number: int, text: str, before: Sequence[str]) -> int: ...
 
     def on_context(self, number: int, text: str) -> None: ...
 

@@ -30,8 +30,9 @@ following lines wanted becomes the larger of what is left and what
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, overload
 
 from rocmbuild.noise import clean_line
 
@@ -56,7 +57,7 @@ class LineHook(Protocol):
     @property
     def keywords(self) -> tuple[bytes, ...]: ...
 
-    def on_line(self, number: int, text: str, before: tuple[str, ...]) -> int: ...
+    def on_line(self, number: int, text: str, before: Sequence[str]) -> int: ...
 
     def on_context(self, number: int, text: str) -> None: ...
 
@@ -89,6 +90,47 @@ def _render_span(buf: bytearray, a: int, e: int) -> str:
         return _render(bytes(buf[a:e]))
     tail = min(LONG_TAIL, e - a - MAX_LINE)
     return _render(bytes(buf[a : a + MAX_LINE]), e - a - MAX_LINE - tail, bytes(buf[e - tail : e]))
+
+
+class _LazyBefore(Sequence[str]):
+    """The lines before a candidate, decoded only if the hook looks at them.
+
+    Most candidate lines are dismissed on their own text; decoding and cleaning
+    six lines of context for each would cost more than the matching.  Valid
+    only during the hook's ``on_line`` call (the buffer moves on afterwards):
+    a hook that keeps context copies it (``tuple(before)``).
+    """
+
+    __slots__ = ("_lines", "_number", "_pos", "_scanner")
+
+    def __init__(self, scanner: LineScanner, number: int, pos: int) -> None:
+        self._scanner: LineScanner | None = scanner
+        self._number = number
+        self._pos = pos
+        self._lines: tuple[str, ...] | None = None
+
+    def _load(self) -> tuple[str, ...]:
+        if self._lines is None:
+            if self._scanner is None:
+                raise RuntimeError("context lines are only valid during on_line")
+            self._lines = self._scanner._before(self._number, self._pos)
+        return self._lines
+
+    def expire(self) -> None:
+        self._scanner = None
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[str]: ...
+    def __getitem__(self, index: int | slice) -> str | Sequence[str]:
+        return self._load()[index]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
 
 
 class LineScanner:
@@ -246,7 +288,9 @@ class LineScanner:
             self._want -= 1
             hook.on_context(number, text)
         if is_hit:
-            wanted = hook.on_line(number, text, self._before(number, pos))
+            before = _LazyBefore(self, number, pos)
+            wanted = hook.on_line(number, text, before)
+            before.expire()
             self._want = max(self._want, int(wanted or 0))
         if len(self._cache) > 64:
             floor = number - CONTEXT_BEFORE - 1

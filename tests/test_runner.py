@@ -9,6 +9,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import psutil
@@ -70,7 +71,7 @@ class Recorder:
         self.lines: list[tuple[int, str]] = []
         self.action = action
 
-    def on_line(self, number: int, text: str, before: tuple[str, ...]) -> int:
+    def on_line(self, number: int, text: str, before: Sequence[str]) -> int:
         self.lines.append((number, text))
         if callable(self.action):
             self.action(number, text)

@@ -7,6 +7,7 @@ import shlex
 import sys
 import time
 import tracemalloc
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -35,9 +36,9 @@ class Hook:
         self.befores: dict[int, tuple[str, ...]] = {}
         self.context: list[tuple[int, str]] = []
 
-    def on_line(self, number: int, text: str, before: tuple[str, ...]) -> int:
+    def on_line(self, number: int, text: str, before: Sequence[str]) -> int:
         self.lines.append((number, text))
-        self.befores[number] = before
+        self.befores[number] = tuple(before)  # context is only valid during the call
         return next((n for k, n in self.want.items() if k in text), 0)
 
     def on_context(self, number: int, text: str) -> None:
