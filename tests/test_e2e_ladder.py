@@ -333,18 +333,23 @@ def test_bad_options_exit_2_without_traceback(tmp_path: Path, bad: list[str]) ->
     assert proc.returncode == 2 and "Traceback" not in proc.stderr and "error:" in proc.stderr
 
 
-def test_checkout_from_a_local_remote_and_refetch_when_the_ref_changes(tmp_path: Path) -> None:
-    remote = tmp_path / "remote"
+def local_remote(tmp: Path, commits: dict[str, dict[str, str]]) -> Path:
+    """A git repository standing in for the recipe's remote: one commit (and tag) per entry, in order."""
+    remote = tmp / "remote"
     remote.mkdir()
     git = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(remote)]
     subprocess.run(["git", "init", "-q", str(remote)], check=True)
-    (remote / "VERSION").write_text("one\n")
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "one"], check=True)
-    subprocess.run([*git, "tag", "v1"], check=True)
-    (remote / "VERSION").write_text("two\n")
-    subprocess.run([*git, "commit", "-qam", "two"], check=True)
-    subprocess.run([*git, "tag", "v2"], check=True)
+    for tag, files in commits.items():
+        for name, text in files.items():
+            (remote / name).write_text(text)
+        subprocess.run([*git, "add", "."], check=True)
+        subprocess.run([*git, "commit", "-qm", tag], check=True)
+        subprocess.run([*git, "tag", tag], check=True)
+    return remote
+
+
+def test_checkout_from_a_local_remote_and_refetch_when_the_ref_changes(tmp_path: Path) -> None:
+    remote = local_remote(tmp_path, {"v1": {"VERSION": "one\n"}, "v2": {"VERSION": "two\n"}})
     recipe = tmp_path / "co.toml"
     template = ('name = "co"\n[source]\ngit = "{url}"\nref = "{ref}"\n[steps]\nbuild = ["cat VERSION"]\n')
     env = base_env(tmp_path)
@@ -414,13 +419,7 @@ exec "$real" "$@"
 
 
 def test_a_checkout_cut_by_the_network_is_retried_and_prepare_still_runs(tmp_path: Path) -> None:
-    remote = tmp_path / "remote"
-    remote.mkdir()
-    git = ["git", "-c", "user.email=t@t", "-c", "user.name=t", "-C", str(remote)]
-    subprocess.run(["git", "init", "-q", str(remote)], check=True)
-    (remote / "README").write_text("hello\n")
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    remote = local_remote(tmp_path, {"v1": {"README": "hello\n"}})
     bindir = tmp_path / "fakebin"
     bindir.mkdir()
     (bindir / "git").write_text(FAKE_GIT)

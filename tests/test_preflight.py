@@ -95,10 +95,16 @@ def test_real_hipcc_is_amd_with_platform_set() -> None:
 
 
 @pytest.mark.hip
-def test_real_hipcc_without_platform_is_nvcc_when_cuda_is_installed() -> None:
+def test_real_hipcc_without_platform_is_nvcc_when_cuda_is_installed(tmp_path: Path) -> None:
+    # hipcc (HIP 5.2) picks NVIDIA when $CUDA_PATH/bin/nvcc exists (default /usr/local/cuda): a CUDA
+    # install of our own, with an nvcc that prints nvcc's banner, makes this hold on any machine.
+    nvcc = tmp_path / "cuda" / "bin" / "nvcc"
+    nvcc.parent.mkdir(parents=True)
+    nvcc.write_text('#!/bin/sh\necho "nvcc: NVIDIA (R) Cuda compiler driver"\n'
+                    'echo "Cuda compilation tools, release 12.0, V12.0.1"\n')
+    nvcc.chmod(0o755)
     env = {k: v for k, v in os.environ.items() if k != "HIP_PLATFORM"}
-    if not any(Path(d, "nvcc").exists() for d in env.get("PATH", "").split(os.pathsep)):
-        pytest.skip("no nvcc on PATH: hipcc stays AMD")
+    env["CUDA_PATH"] = str(tmp_path / "cuda")
     check = check_hipcc_is_amd(HIPCC, env)
     assert check.status == FAIL and "resolves to nvcc" in check.detail
 
