@@ -31,7 +31,13 @@ category's), ``confirm`` + ``confirm_within`` (the match only counts as
 specific when one of these patterns matches within N following lines;
 unconfirmed it is a fallback), ``after_patterns`` + ``after_within`` (fill
 missing fields from the following lines, e.g. CMake's NOTFOUND variable list),
-``enabled = false`` (a user file switching a bundled signature off).
+``dismiss`` + ``dismiss_within`` (the tool itself says the failure was harmless within
+N following lines, e.g. ``Server does not provide clone.bundle; ignoring``),
+``alone = true`` (a guess from circumstance: it counts only when the log shows no
+other error line that a person would read first),
+``enabled = false`` (a user file switching a bundled signature off), ``advice``
+(what to do when this signature, not just its category, is the cause: it
+replaces the category's advice; ``{field}`` placeholders take the captures).
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from typing import Any
 import platformdirs
 
 from rocmbuild.errors import CatalogueError
+from rocmbuild.patterns import Searchable, compile_user_pattern
 
 CATEGORIES = (
     "missing_library",
@@ -77,7 +84,7 @@ BUNDLED_NAME = "signatures.toml"
 _SIGNATURE_KEYS = {
     "id", "category", "description", "patterns", "exclude", "priority", "fallback", "retryable",
     "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within",
-    "after_patterns", "after_within", "enabled",
+    "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone",
 }
 _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
 _CATEGORY_KEYS = {"retryable", "remedies", "advice"}
@@ -102,9 +109,9 @@ class Signature:
     id: str
     category: str
     description: str
-    patterns: tuple[re.Pattern[str], ...]
+    patterns: tuple[Searchable, ...]
     keywords: tuple[str, ...]
-    exclude: tuple[re.Pattern[str], ...] = ()
+    exclude: tuple[Searchable, ...] = ()
     priority: int = 50
     fallback: bool = False
     retryable: bool | None = None          # None: the category's
@@ -112,10 +119,14 @@ class Signature:
     references: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     near_misses: tuple[str, ...] = ()
-    confirm: tuple[re.Pattern[str], ...] = ()
+    confirm: tuple[Searchable, ...] = ()
     confirm_within: int = 200
-    after_patterns: tuple[re.Pattern[str], ...] = ()
+    after_patterns: tuple[Searchable, ...] = ()
     after_within: int = 5
+    advice: str = ""
+    dismiss: tuple[Searchable, ...] = ()
+    dismiss_within: int = 2
+    alone: bool = False
     source: str = ""
 
     def match(self, text: str) -> dict[str, str] | None:
@@ -177,6 +188,12 @@ class Catalogue:
     def remedies(self, sig: Signature) -> tuple[str, ...]:
         return sig.remedies if sig.remedies is not None else self.category(sig.category).remedies
 
+    def advice(self, sig: Signature | None, category: str) -> str:
+        """What to do about a failure: the signature's own advice, else its category's."""
+        if sig is not None and sig.advice:
+            return sig.advice
+        return self.category(category).advice
+
     def category_ladders(self) -> dict[str, tuple[str, ...]]:
         """Each category's remedy ladder (the ladder policy's input)."""
         return {name: info.remedies for name, info in self.categories.items()}
@@ -213,14 +230,24 @@ def _strings(value: Any, source: str, entry: str | None, key: str) -> tuple[str,
     return tuple(value)
 
 
-def _regexes(value: Any, source: str, entry: str | None, key: str) -> tuple[re.Pattern[str], ...]:
-    compiled = []
+def _regexes(value: Any, source: str, entry: str | None, key: str) -> tuple[Searchable, ...]:
+    """Compiled patterns: Python's ``re`` for the bundled catalogue, time-bounded ones for user files."""
+    trusted = source == str(bundled_path())
+    compiled: list[Searchable] = []
     for text in _strings(value, source, entry, key):
         try:
-            compiled.append(re.compile(text))
-        except re.error as exc:
-            raise _error(source, entry, f"invalid regex in '{key}': {text!r}: {exc}") from exc
+            compiled.append(re.compile(text) if trusted else compile_user_pattern(text))
+        except (re.error, ValueError) as exc:
+            raise _error(source, entry, f"invalid regex in '{key}': {text!r}: {exc}",
+                         todo=f"fix the pattern in {source}; patterns must not nest quantifiers "
+                              "(write (ab)+ as ab(ab)* only when it cannot match the same text two ways)") from exc
     return tuple(compiled)
+
+
+def _one_line(value: Any, source: str, entry: str | None, key: str) -> str:
+    if not isinstance(value, str):
+        raise _error(source, entry, f"'{key}' must be a string")
+    return " ".join(value.split())
 
 
 def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[str, ...]:
@@ -320,6 +347,10 @@ def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signatur
         confirm_within=_int(table.get("confirm_within", 200), source, label, "confirm_within"),
         after_patterns=_regexes(table.get("after_patterns", []), source, label, "after_patterns"),
         after_within=_int(table.get("after_within", 5), source, label, "after_within"),
+        advice=_one_line(table.get("advice", ""), source, label, "advice"),
+        dismiss=_regexes(table.get("dismiss", []), source, label, "dismiss"),
+        dismiss_within=_int(table.get("dismiss_within", 2), source, label, "dismiss_within"),
+        alone=_bool(table.get("alone", False), source, label, "alone"),
         source=source,
     )
     return entry_id, sig

@@ -19,6 +19,20 @@ Boilerplate (pip's ``subprocess-exited-with-error``, ``Failed building wheel``,
 ninja's ``build stopped``, CMake's ``Configuring incomplete``) is matched by no
 signature, so it can never win by being last.
 
+Blocks: a failure that spans lines is read as one unit.  An LLVM crash report
+(``Stack dump:``, ``0. Program arguments``, ``Running pass``, frames in LLVM's or
+glibc's form) is a compiler crash with or without a ``command failed`` line
+(frames alone need a second frame to confirm them); a CMake error block is
+matched on its indented message lines (``Could not find a package
+configuration file provided by "X"``); in a Python traceback the frames' source
+lines are never the error, the exception line is.  A match that the tool
+itself dismisses on the next lines (``...; ignoring``) does not count.
+
+Never pointing nowhere: when no signature matches, the diagnosis is
+``unknown`` but still names a decisive line: the first error-looking line that
+clean builds do not print (not a warning, not a CMake check result, not
+boilerplate), preferring the first ``FAILED:`` block, with its context.
+
 Exit status: 137 or -9 (SIGKILL) turns the weak out_of_memory signatures (a bare
 ``Killed`` line, ``[code=137]``, ``std::bad_alloc``) into specific ones, and with no
 match at all the diagnosis is out_of_memory (signature ``exit-status-sigkill``).
@@ -46,12 +60,27 @@ FAILED_WINDOW = 3000  # lines after the first FAILED: watched for the end of its
 GLOBAL_PRIORITY = 90  # resource exhaustion: wins wherever it is
 KILL_STATUSES = frozenset({137, -9})
 CHUNK_SIZE = 1 << 20
-MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped")
+# Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
+# words for the decisive line of an unknown failure.
+MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",
+                                      b"FATAL")
 
 _NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
 _PY_FRAME = re.compile(r'^File "(?!<)[^"]*", line \d+')  # frames of "<string>" have no source line
 _PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
 _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
+
+# Error-looking lines, for the decisive line of an unknown failure.
+_ERRORISH = re.compile(
+    r"(?i)(?:\w(?:error|exception)\b|\b(?:error|fatal|failed|failure|exception|traceback|aborted|segmentation fault|cannot|could not|"
+    r"couldn't|unable to|not found|no such file|undefined)\b|\*\*\*)")
+# ...that clean builds print too, or that only frame the real error.
+_NOT_DECISIVE = re.compile(
+    r"(?i)(?:^--\s|^warning\b|\bwarning:|\[-W|-Werror|\b0 errors?\b|-- (?:failed|not found)$|"
+    r"^checking |\bno error\b|errors? generated|subprocess-exited-with-error|originates from a subprocess|"
+    r"failed building wheel|could not build wheels|failed to build|ninja: build stopped|configuring incomplete|"
+    r"^make(?:\[\d+\])?: \*\*\*|\berror \d+$|waiting for unfinished jobs|returned non-zero exit status|"
+    r"^error: command .* failed|see (?:above|also)|^\[end of output\]|^ERROR: Failed |exited with code)")
 
 
 # --------------------------------------------------------------------------------------------- values
@@ -131,7 +160,8 @@ class Diagnosis:
 class _Match:
     """One matched line while scanning (mutable: after-context and confirmation arrive later)."""
 
-    __slots__ = ("after", "before", "confirmed", "fields", "fields_open", "in_block", "line", "sig", "text")
+    __slots__ = ("after", "before", "confirmed", "dismissed", "fields", "fields_open", "in_block", "line", "sig",
+                 "text")
 
     def __init__(self, sig: Signature, line: int, text: str, fields: dict[str, str],
                  before: tuple[str, ...], in_block: bool) -> None:
@@ -143,6 +173,7 @@ class _Match:
         self.in_block = in_block
         self.after: list[str] = []
         self.confirmed = not sig.confirm
+        self.dismissed = False
         self.fields_open = bool(sig.after_patterns)
 
     def weak(self, promote_oom: bool) -> bool:
@@ -153,6 +184,24 @@ class _Match:
     def key(self, promote_oom: bool) -> tuple[bool, bool, bool, int, int]:
         return (not self.weak(promote_oom), self.sig.priority >= GLOBAL_PRIORITY, self.in_block,
                 self.sig.priority, -self.line)
+
+
+_PLAIN = Signature(id="", category="unknown", description="an error-looking line", patterns=(), keywords=())
+
+
+class _Blank(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def fill_advice(advice: str, fields: Mapping[str, str]) -> str:
+    """``advice`` with ``{field}`` placeholders filled from the diagnosis's captures (``?`` when absent)."""
+    if "{" not in advice:
+        return advice
+    try:
+        return advice.format_map(_Blank(fields))
+    except (ValueError, IndexError, AttributeError):  # a user's advice with stray braces stays as written
+        return advice
 
 
 def _normalise(fields: Mapping[str, str]) -> dict[str, str]:
@@ -177,6 +226,8 @@ class Classifier:
         self._counts: dict[str, int] = {}
         self._open: list[_Match] = []            # still collecting after-context / fields
         self._confirming: list[tuple[_Match, int]] = []
+        self._dismissing: list[tuple[_Match, int]] = []
+        self._plain: dict[int, _Match] = {}      # unknown's decisive line: best error-looking line per tier
         self._failed_line: int | None = None
         self._block_open = False
         self._last = 0
@@ -200,10 +251,14 @@ class Classifier:
             want = FAILED_WINDOW
         if before and _PY_FRAME.match(before[-1]) and not _PY_EXCEPTION.match(text):
             return want  # a traceback's source line (`raise ReadTimeoutError(...)`), never the error itself
+        matched = False
         for sig in self.catalogue.candidates(text):
             fields = sig.match(text)
             if fields is not None:
+                matched = True
                 want = max(want, self._record(sig, number, text, fields, before))
+        if not matched and len(self._plain) < 3:
+            want = max(want, self._note_plain(number, text, before))
         return want
 
     def on_context(self, number: int, text: str) -> None:
@@ -255,6 +310,9 @@ class Classifier:
                 stored = True
         if sig.after_patterns:
             want = max(want, sig.after_within)
+        if sig.dismiss and stored:
+            self._dismissing.append((match, number + sig.dismiss_within))
+            want = max(want, sig.dismiss_within)
         if stored:
             self._open.append(match)
             self._dirty = True
@@ -277,10 +335,44 @@ class Classifier:
                 else:
                     pending.append((match, until))
             self._confirming = pending
+        if self._dismissing:
+            pending_dismiss = []
+            for match, until in self._dismissing:
+                if number > until:
+                    continue
+                if any(p.search(text) for p in match.sig.dismiss):
+                    self._dismiss(match)
+                else:
+                    pending_dismiss.append((match, until))
+            self._dismissing = pending_dismiss
         if self._block_open and self._failed_line is not None and number > self._failed_line and (
                 number > self._failed_line + FAILED_WINDOW or _NINJA_STATUS.match(text)
                 or text.startswith(_BLOCK_END_PREFIXES)):
             self._block_open = False
+
+    def _dismiss(self, match: _Match) -> None:
+        """The tool said the matched failure was harmless: forget it, so a later occurrence can count."""
+        match.dismissed = True
+        sid = match.sig.id
+        if self._first.get(sid) is match:
+            del self._first[sid]
+        if self._in_block.get(sid) is match:
+            del self._in_block[sid]
+        self._dirty = True
+
+    def _note_plain(self, number: int, text: str, before: Sequence[str]) -> int:
+        """Remember an error-looking line no signature matched (the decisive line of an unknown failure)."""
+        if not _ERRORISH.search(text):
+            return 0
+        boilerplate = bool(_NOT_DECISIVE.search(text))
+        in_block = self._block_open and self._failed_line is not None and number > self._failed_line
+        tier = 0 if in_block and not boilerplate else 1 if not boilerplate else 2
+        if tier in self._plain:
+            return 0
+        match = _Match(_PLAIN, number, text, {}, tuple(before)[-CONTEXT_BEFORE:], in_block)
+        self._plain[tier] = match
+        self._open.append(match)
+        return CONTEXT_AFTER
 
     @staticmethod
     def _feed_after(match: _Match, number: int, text: str) -> bool:
@@ -320,7 +412,9 @@ class Classifier:
             seen = best.get(match.sig.id)
             if seen is None or match.key(promote) > seen.key(promote):
                 best[match.sig.id] = match
-        candidates = list(best.values())
+        # A guess from circumstance ("alone") is no answer once the log shows an error line of its own.
+        visible_error = any(tier < 2 for tier in self._plain)
+        candidates = [m for m in best.values() if not m.dismissed and not (m.sig.alone and visible_error)]
         if not final:
             candidates = [m for m in candidates if not m.weak(False)]
         if not candidates:
@@ -331,13 +425,12 @@ class Classifier:
                     fields={"exit_status": str(exit_status)}, retryable=info.retryable, remedies=info.remedies,
                     description="the build was killed by SIGKILL (exit status 137 / -9): the OOM killer",
                     advice=info.advice)
-            return Diagnosis(category="unknown", advice=self.catalogue.category("unknown").advice)
+            return self._unknown()
         candidates.sort(key=lambda m: m.key(promote), reverse=True)
         winner = candidates[0]
         runners = tuple(
             RunnerUp(m.sig.id, m.sig.category, m.line, m.text, self._reason(m, winner, promote))
             for m in candidates[1:])
-        info = self.catalogue.category(winner.sig.category)
         return Diagnosis(
             category=winner.sig.category,
             signature=winner.sig.id,
@@ -349,8 +442,18 @@ class Classifier:
             context=(*winner.before, winner.text, *winner.after),
             runners_up=runners,
             description=winner.sig.description,
-            advice=info.advice,
+            advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), _normalise(winner.fields)),
         )
+
+    def _unknown(self) -> Diagnosis:
+        """Nothing matched: still point at the first error-looking line (tier order), with its context."""
+        advice = self.catalogue.category("unknown").advice
+        if not self._plain:
+            return Diagnosis(category="unknown", advice=advice)
+        plain = self._plain[min(self._plain)]
+        return Diagnosis(category="unknown", line=plain.line, text=plain.text,
+                         context=(*plain.before, plain.text, *plain.after), advice=advice,
+                         description="no catalogued failure matched; this is the first error-looking line")
 
     @staticmethod
     def _reason(loser: _Match, winner: _Match, promote: bool) -> str:
@@ -404,19 +507,13 @@ def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = N
     return classifier.finish(exit_status)
 
 
-def _scanner(hook: _LineHook) -> Any:
-    try:
-        from rocmbuild.watcher import LineScanner
-    except ImportError:  # the watcher is written concurrently; keep diagnose usable without it
-        return _FallbackScanner(hook)
-    return LineScanner(hook)
-
-
 def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
                     exit_status: int | None = None) -> Diagnosis:
     """Diagnose a (possibly huge) binary log stream in bounded memory, chunk by chunk."""
+    from rocmbuild.watcher import LineScanner  # the watcher imports this module's values lazily too
+
     classifier = Classifier(catalogue)
-    scanner = _scanner(classifier)
+    scanner = LineScanner(classifier)
     while True:
         chunk = stream.read(CHUNK_SIZE)
         if not chunk:
@@ -424,75 +521,3 @@ def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
         scanner.feed(chunk)
     scanner.close()
     return classifier.finish(exit_status)
-
-
-class _FallbackScanner:
-    """Chunk-level keyword prefilter, used only when rocmbuild.watcher is unavailable."""
-
-    def __init__(self, hook: _LineHook) -> None:
-        self.hook = hook
-        self.lines_seen = 0
-        self._carry = b""
-        self._want = 0
-        self._before: deque[bytes] = deque(maxlen=CONTEXT_BEFORE)
-        self._finder = re.compile(b"|".join(re.escape(k) for k in hook.keywords))
-
-    def feed(self, data: bytes) -> None:
-        data = self._carry + data
-        end = data.rfind(b"\n")
-        if end < 0:
-            self._carry = data
-            return
-        self._carry = data[end + 1:]
-        self._process(data, end + 1)
-
-    def close(self) -> None:
-        if self._carry:
-            data, self._carry = self._carry + b"\n", b""
-            self._process(data, len(data))
-
-    @staticmethod
-    def _decode(raw: bytes) -> str:
-        return clean_line(raw.decode("utf-8", "replace"))
-
-    def _process(self, data: bytes, limit: int) -> None:
-        pos = 0
-        while pos < limit:
-            if self._want > 0:
-                nl = data.find(b"\n", pos, limit)
-                line = data[pos:nl]
-                self.lines_seen += 1
-                self.hook.on_context(self.lines_seen, self._decode(line))
-                self._want -= 1
-                self._before.append(line)
-                pos = nl + 1
-                continue
-            hit = self._finder.search(data, pos, limit)
-            if hit is None:
-                self._skip(data, pos, limit)
-                return
-            start = data.rfind(b"\n", pos, hit.start()) + 1 if hit.start() > pos else pos
-            if start > pos:
-                self._skip(data, pos, start)
-            nl = data.find(b"\n", start, limit)
-            line = data[start:nl]
-            self.lines_seen += 1
-            before = tuple(self._decode(b) for b in self._before)
-            self._want = self.hook.on_line(self.lines_seen, self._decode(line), before)
-            self._before.append(line)
-            pos = nl + 1
-
-    def _skip(self, data: bytes, start: int, end: int) -> None:
-        """Count the lines in data[start:end] (whole lines) and remember the last few for context."""
-        count = data.count(b"\n", start, end)
-        self.lines_seen += count
-        tail: list[bytes] = []
-        stop = end - 1  # the newline ending the last skipped line
-        while count and len(tail) < CONTEXT_BEFORE and stop >= start:
-            prev = data.rfind(b"\n", start, stop)
-            tail.append(data[(prev + 1 if prev >= 0 else start):stop])
-            if prev < 0:
-                break
-            stop = prev
-        for line in reversed(tail):
-            self._before.append(line)

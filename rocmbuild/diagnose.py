@@ -39,10 +39,14 @@ def render_diagnosis(name: str, diagnosis: Diagnosis, explain: bool) -> str:
             lines.append(f"  meaning: {diagnosis.description}")
         lines.append(f"  retryable: {'yes' if diagnosis.retryable else 'no'}; "
                      f"remedies: {' -> '.join(diagnosis.remedies) or 'none'}")
+    elif diagnosis.line is not None:
+        lines.append(f"  first error-looking line {diagnosis.line} (no catalogued failure matched): {diagnosis.text}")
     if diagnosis.context:
         lines.append("  context:")
         lines.extend(f"    | {line}" for line in diagnosis.context)
-    lines.append("  what to do: " + next_steps(diagnosis.summary_json()))
+    # A saved log is one failure, not a run whose ladder was climbed: advise on this failure alone
+    # (the signature's own advice, else its category's), never "even after lowering -O / jobs".
+    lines.append("  what to do: " + (diagnosis.advice or next_steps(diagnosis.summary_json())))
     if explain:
         lines.append("  runners-up:" if diagnosis.runners_up else "  runners-up: none")
         lines.extend(f"    - {runner_up}" for runner_up in diagnosis.runners_up)

@@ -7,10 +7,17 @@ byte), ``\\r`` progress redraws (keeps the last redraw), a BOM and NULs, CI
 timestamps (ISO, bracketed, ``hh:mm:ss``), GitHub Actions ``##[error]`` markers,
 docker BuildKit step prefixes (``#8 245.6 ``), docker compose service prefixes
 (``vllm-1  | ``), TheRock ``[component phase]`` prefixes, pip's and uv's
-indentation and box characters (``×│╰─>`` / ``├─▶``), and markdown quote markers.
+indentation and box characters (``×│╰─>`` / ``├─▶``), markdown quote markers,
+ctest's ``3: `` test-number prefixes, spack's left column of log line numbers,
+bare elapsed-seconds prefixes (``327.4 ``, a BuildKit line whose step marker
+was not pasted), markdown fences, bold markers and stray backticks at either
+end, and issue-tracker links that replaced a crash frame's ``#7`` marker
+(``[#7](https://...)``).
 
 Lines wrapped at a fixed width cannot be rejoined from one line alone; the
-signatures keep their keywords short and their captures tolerant instead.
+signatures keep their keywords short and their captures tolerant instead, and
+the classifier reads multi-line failures (crash reports, CMake error blocks,
+tracebacks) as blocks.
 """
 
 from __future__ import annotations
@@ -19,6 +26,10 @@ import re
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # SGR / erase sequences whose ESC byte was lost in copy-paste ("[0m", "[1;31m", "[0K").
+# A frame marker an issue tracker rewrote into a link: "[#7](https://github.com/x/y/issues/7)" -> "#7".
+_LINKED_FRAME = re.compile(r"\[#(\d+)\]\([^)\s]*\)")
+# Markdown left at the end of a pasted line: fences, backticks, bold markers.
+_TRAILING_MARKUP = re.compile(r"\s*(?:`+|\*\*)\s*$")
 _BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*[mK]|\[K(?!\w)")
 # Leading decorations, applied repeatedly (a BuildKit prefix may follow a timestamp).
 _PREFIXES = re.compile(
@@ -32,6 +43,10 @@ _PREFIXES = re.compile(
       | \[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s # TheRock "[hipBLASLt build] "
       | \s*>\s?                                                                      # markdown quote
       | \s*[×│╰╭├┃║╠╚]+(?:[─━]*[>▶])?\s*                                               # pip / uv error boxes
+      | \d{1,3}:\s(?=\S)                                                              # ctest "3: "
+      | \s*\d{1,6}\s{1,4}(?=[^\s\d|:.,%])                                              # spack " 8441   " column
+      | \d{1,6}\.\d{1,3}\s+(?=\S)                                                      # bare "327.4  " seconds
+      | \s*(?:```+\w*|`|\*\*)\s*                                                       # markdown fence, backtick, bold
     )""",
     re.VERBOSE,
 )
@@ -49,8 +64,12 @@ def clean_line(raw: str) -> str:
         raw = raw.replace("\ufeff", "").replace("\x00", "")
     if "[" in raw and ("m" in raw or "K" in raw):
         raw = _BARE_SGR.sub("", raw)
+    if "](" in raw:
+        raw = _LINKED_FRAME.sub(r"#\1", raw)
     previous = None
     while previous != raw:
         previous = raw
         raw = _PREFIXES.sub("", raw, count=1)
+    if raw.endswith(("`", "*")):
+        raw = _TRAILING_MARKUP.sub("", raw)
     return raw.strip()

@@ -65,10 +65,38 @@ ninja: build stopped: subcommand failed.
 ERROR: Failed building wheel for vllm
 -- Configuring incomplete, errors occurred!
 """)
-    assert got.category == "unknown" and got.signature is None and got.line is None
+    # Unknown still points somewhere: the first error-looking line inside the FAILED block, never boilerplate.
+    assert got.category == "unknown" and got.signature is None
+    assert (got.line, got.text) == (3, "/src/foo.cpp:3:1: error: expected ';' after class")
     assert not got.retryable and got.remedies == ()
-    assert got.to_json() == {"category": "unknown", "signature": None, "line": None, "text": None, "fields": {},
-                             "retryable": False, "remedies": [], "context": []}
+    assert got.context[:3] == ("[1/3] Building CXX object foo.o", "FAILED: foo.o", got.text)
+    assert got.to_json()["fields"] == {} and got.to_json()["remedies"] == []
+
+
+def test_unknown_prefers_a_real_error_over_boilerplate_and_clean_build_lines() -> None:
+    got = run("""
+-- Looking for pthread_create in pthreads - not found
+-- Performing Test HAVE_FOO - Failed
+src/a.cpp:1:2: warning: unused variable 'x' [-Wunused-variable]
+  error: subprocess-exited-with-error
+make[2]: *** [CMakeFiles/x.dir/build.make:76: x.o] Error 1
+terminate called after throwing an instance of 'miopen::Exception'
+""")
+    assert got.category == "unknown"
+    assert got.text == "terminate called after throwing an instance of 'miopen::Exception'"
+
+
+def test_unknown_with_only_boilerplate_points_at_the_first_of_it() -> None:
+    got = run("""
+  error: subprocess-exited-with-error
+  ERROR: Failed building wheel for foo
+""")
+    assert (got.category, got.line) == ("unknown", 1)
+
+
+def test_nothing_error_like_gives_no_line() -> None:
+    got = run("[1/2] Building CXX object a.o\n[2/2] Linking CXX shared library liba.so")
+    assert (got.category, got.line, got.text, got.context) == ("unknown", None, None, ())
 
 
 def test_specific_beats_fallback_anywhere() -> None:

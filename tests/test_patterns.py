@@ -1,0 +1,123 @@
+"""No pattern can hang rocmbuild: user patterns are refused when catastrophic, and bounded in time.
+
+The attack (issue 11 and 14): a user signature ``patterns = ['^(a+)+$']`` with
+``keywords = ["aaaa"]`` and a 41-character line of ``a`` followed by ``b`` hung both
+a build (past --budget, --stall-timeout and SIGTERM) and ``rocmbuild diagnose``.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rocmbuild.catalogue import load_catalogue
+from rocmbuild.classifier import classify
+from rocmbuild.errors import CatalogueError
+from rocmbuild.patterns import MAX_TIMEOUTS, BoundedPattern, catastrophic, compile_user_pattern
+
+ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
+EVIL_LINE = "a" * 60 + "b"
+# Not caught by the static check, but exponential for a backtracking engine on EVIL_LINE.
+SLOW_BUT_ALLOWED = "(a|aa)+$"
+
+USER_FILE = """
+[[signature]]
+id = "user-evil"
+category = "network"
+description = "a user's signature"
+patterns = ['{pattern}']
+keywords = ["aaaa"]
+examples = ["aaaa"]
+"""
+
+
+def _user_dir(tmp_path: Path, pattern: str) -> Path:
+    directory = tmp_path / "config" / "rocmbuild" / "signatures"
+    directory.mkdir(parents=True)
+    (directory / "mine.toml").write_text(USER_FILE.format(pattern=pattern))
+    return tmp_path / "config"
+
+
+@pytest.mark.parametrize("pattern", ["^(a+)+$", "(\\w*)*x", "(x+){2,}", "(a|a)*"])
+def test_catastrophic_forms_are_named(pattern: str) -> None:
+    assert catastrophic(pattern)
+    with pytest.raises(ValueError):
+        compile_user_pattern(pattern)
+
+
+@pytest.mark.parametrize("pattern", ["cannot find -l(?P<library>[^\\s:]+)", "(?P<x>\\w+)\\.so", "((?:a|b)+c)"])
+def test_ordinary_patterns_are_accepted(pattern: str) -> None:
+    assert catastrophic(pattern) is None
+    assert compile_user_pattern(pattern).search("x cannot find -lfoo libbar.so abc") is not None
+
+
+def test_a_slow_search_times_out_and_the_pattern_is_switched_off() -> None:
+    bounded = BoundedPattern(SLOW_BUT_ALLOWED)
+    started = time.monotonic()
+    for _ in range(MAX_TIMEOUTS + 5):
+        assert bounded.search(EVIL_LINE) is None
+    # MAX_TIMEOUTS searches at SEARCH_TIMEOUT each, then no more work at all.
+    assert time.monotonic() - started < 2.0
+    assert bounded.disabled and bounded.timeouts == MAX_TIMEOUTS
+
+
+def test_catalogue_refuses_a_catastrophic_user_pattern(tmp_path: Path) -> None:
+    path = tmp_path / "evil.toml"
+    path.write_text(USER_FILE.format(pattern="^(a+)+$"))
+    with pytest.raises(CatalogueError) as caught:
+        load_catalogue([path], user=False)
+    assert "nests quantifiers" in caught.value.what and "evil.toml" in caught.value.what
+
+
+def test_classifier_with_a_slow_user_pattern_returns(tmp_path: Path) -> None:
+    path = tmp_path / "slow.toml"
+    path.write_text(USER_FILE.format(pattern=SLOW_BUT_ALLOWED))
+    catalogue = load_catalogue([path], user=False)
+    started = time.monotonic()
+    got = classify([EVIL_LINE] * 200 + ["/usr/bin/ld: cannot find -lhipblas"], catalogue=catalogue)
+    assert time.monotonic() - started < 3.0
+    assert got.category == "missing_library"
+
+
+def test_diagnose_refuses_a_catastrophic_user_signature_with_exit_2(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text(EVIL_LINE + "\n")
+    env = {**os.environ, "XDG_CONFIG_HOME": str(_user_dir(tmp_path, "^(a+)+$"))}
+    proc = subprocess.run([ROCMBUILD, "diagnose", str(log)], env=env, capture_output=True, text=True, timeout=30)
+    assert proc.returncode == 2, proc.stderr
+    assert "nests quantifiers" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_diagnose_with_a_slow_user_signature_returns(tmp_path: Path) -> None:
+    log = tmp_path / "x.log"
+    log.write_text((EVIL_LINE + "\n") * 500)
+    env = {**os.environ, "XDG_CONFIG_HOME": str(_user_dir(tmp_path, SLOW_BUT_ALLOWED))}
+    started = time.monotonic()
+    proc = subprocess.run([ROCMBUILD, "diagnose", str(log)], env=env, capture_output=True, text=True, timeout=60)
+    assert time.monotonic() - started < 20
+    assert proc.returncode == 1, proc.stderr  # not recognised, but answered
+
+
+def test_build_with_a_slow_user_signature_ends_within_its_budget(tmp_path: Path) -> None:
+    """A build printing the evil line for a while under a slow user pattern still obeys --budget."""
+    src = tmp_path / "src"
+    src.mkdir()
+    script = tmp_path / "flood.py"
+    script.write_text(f"import time\nfor _ in range(600):\n    print({EVIL_LINE!r}, flush=True)\n    time.sleep(0.02)\n")
+    recipe = tmp_path / "evil.toml"
+    recipe.write_text(f'name = "evil"\n[steps]\nbuild = ["{sys.executable} {script}"]\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROCMBUILD_")}
+    env.update(XDG_STATE_HOME=str(tmp_path / "state"), XDG_CACHE_HOME=str(tmp_path / "cache"),
+               XDG_CONFIG_HOME=str(_user_dir(tmp_path, SLOW_BUT_ALLOWED)), HIP_PLATFORM="amd")
+    started = time.monotonic()
+    proc = subprocess.run([ROCMBUILD, str(recipe), "--source", str(src), "--run-dir", str(tmp_path / "run"),
+                           "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--budget", "4s"],
+                          env=env, capture_output=True, text=True, timeout=90, stdin=subprocess.DEVNULL)
+    elapsed = time.monotonic() - started
+    assert proc.returncode == 5, proc.stderr[-2000:]  # budget_exhausted, not a hang
+    assert elapsed < 30
