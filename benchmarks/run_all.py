@@ -11,6 +11,10 @@ same machine, interleaved where noise matters:
                         (throughput ratio; goal >= 0.90)
     diagnose_clean / diagnose_errors
                         `rocmbuild diagnose` on a ~1 GB build log: MB/s (goal >= 100) and peak RSS (< 100 MB)
+    diagnose_warnings   `grep -c -F` with the catalogue's keywords  vs  `rocmbuild diagnose` on a log where one
+                        line in 50 is a `[-Wpass-failed=transform-warning]` warning (ratio of speeds; goal >= 0.5)
+    diagnosis_quality   right / total on a directory of real pasted logs (../shared/reallogs when present,
+                        or $ROCMBUILD_REALLOGS); goal >= 0.97 with <= 1 confidently wrong
 
 Usage: python benchmarks/run_all.py [--quick] [--tus 40] [--json FILE]
 """
@@ -36,6 +40,7 @@ sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
 import diagnose as diagnose_bench  # noqa: E402
+import diagnosis_quality  # noqa: E402
 import genproject  # noqa: E402
 import relay as relay_bench  # noqa: E402
 
@@ -158,6 +163,31 @@ def diagnose_throughput(work: Path, size_mb: int) -> list[Row]:
     return rows
 
 
+def diagnose_warnings(work: Path, size_mb: int) -> list[Row]:
+    path = work / "diagnose-warnings.log"
+    size = diagnose_bench.generate_warnings(path, size_mb)
+    grep_s = diagnose_bench.grep_seconds(path, diagnose_bench.catalogue_keywords())
+    result = diagnose_bench.measure(path)
+    scan_s = float(result["scan_s"])  # type: ignore[arg-type]
+    path.unlink()
+    ratio = grep_s / scan_s
+    return [Row("diagnose_warnings", f"{size / 1e6 / grep_s:.0f} MB/s grep -F", f"{size / 1e6 / scan_s:.0f} MB/s diagnose",
+                ratio, ">= 0.50", ratio >= 0.5, f"{size / 1e6:.0f} MB, 1 line in 50 a transform warning")]
+
+
+def quality(_work: Path) -> list[Row]:
+    directory = Path(os.environ.get("ROCMBUILD_REALLOGS", str(diagnosis_quality.DEFAULT_DIR)))
+    if not (directory / "labels.json").is_file():
+        print(f"  diagnosis_quality: no real-log set at {directory} (set ROCMBUILD_REALLOGS)", flush=True)
+        return []
+    cases = diagnosis_quality.classify_dir(directory)
+    right = sum(c.right for c in cases)
+    wrong = sum(c.confidently_wrong for c in cases)
+    ratio = right / max(len(cases), 1)
+    return [Row("diagnosis_quality", f"{len(cases)} real logs", f"{right} right, {wrong} confidently wrong", ratio,
+                ">= 0.97, <= 1 wrong", ratio >= 0.97 and wrong <= 1, str(directory))]
+
+
 def render(rows: list[Row]) -> str:
     header = f"{'row':<20} {'baseline':<20} {'measured':<28} {'ratio':>6}  {'goal':<24} {'ok':<4} note"
     lines = [header, "-" * len(header)]
@@ -189,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
         lambda w: wrapper_overhead(w, 4 if quick else args.tus, 1 if quick else 3),
         lambda w: relay_throughput(w, 10 if quick else 90, 1 if quick else 3),
         lambda w: diagnose_throughput(w, 64 if quick else 1024),
+        lambda w: diagnose_warnings(w, 30 if quick else 300),
+        quality,
     ]
     rows: list[Row] = []
     with tempfile.TemporaryDirectory(prefix="rocmbuild-bench-") as tmp:

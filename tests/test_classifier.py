@@ -374,3 +374,85 @@ def test_classify_stream_handles_partial_lines_and_invalid_utf8() -> None:
     data = b"[1/2] ok \xff\xfe\n/usr/bin/ld: cannot \xe2\x80 find\n/usr/bin/ld: cannot find -lhipblas"
     got = classify_stream(Trickle(data), catalogue=CAT)  # type: ignore[arg-type]
     assert (got.category, got.line) == ("missing_library", 3)
+
+
+# ------------------------------------------------------------------------------------------- real-log shapes
+
+
+def test_crash_frames_without_a_header_are_one_compiler_crash_block() -> None:
+    got = run("""
+#35 0x000056170d47cd2d clang::Parser::ParseDeclaration(clang::DeclaratorContext) (/opt/rocm-6.1.0/llvm/bin/clang-17+0x4458d2d)
+#36 0x000056170d44ee87 clang::Parser::ParseExternalDeclaration(clang::ParsedAttributes&) (/opt/rocm-6.1.0/llvm/bin/clang-17+0x442ae87)
+""")
+    assert (got.category, got.signature, got.line) == ("compiler_crash", "llvm-crash-frames", 1)
+
+
+def test_a_single_frame_is_only_a_fallback() -> None:
+    lone = "#3 0x00000000007cdc96 llvm::SIFrameLowering::emitPrologue(llvm::MachineFunction&) const"
+    assert run(lone).category == "compiler_crash"  # nothing better: still the best guess
+    got = run(f"{lone}\n/usr/bin/ld: cannot find -lhipblas")
+    assert got.category == "missing_library"  # any specific failure beats a lone frame
+
+
+def test_the_oom_kill_explains_crash_text_after_it() -> None:
+    got = run("""
+clang++: error: unable to execute command: Killed
+Stack dump:
+0.	Program arguments: /opt/rocm/llvm/bin/clang-18 -cc1 -triple amdgcn-amd-amdhsa
+#0 0x000055d1 llvm::sys::PrintStackTrace(llvm::raw_ostream&) (/opt/rocm/llvm/bin/clang-18+0x1)
+""")
+    assert got.category == "out_of_memory"
+
+
+def test_a_download_the_tool_says_it_ignores_is_not_the_failure() -> None:
+    got = run("""
+curl: (22) The requested URL returned error: 404 Not Found
+Server does not provide clone.bundle; ignoring.
+fatal: Couldn't find remote ref refs/heads/release-9.9
+""")
+    assert got.category == "unknown" and got.line == 3
+    gone = run("curl: (22) The requested URL returned error: 404 Not Found\nmake: *** [all] Error 22")
+    assert (gone.category, gone.retryable) == ("network", False)
+    assert "404" in gone.advice and "retrying will not help" in gone.advice
+
+
+def test_which_libstdcxx_decides_load_path_or_abi() -> None:
+    bundled = run("ImportError: /opt/conda/envs/py312/lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found "
+                  "(required by /x/lib/libfoo.so)")
+    system = run("ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.32' not found "
+                 "(required by /x/lib/libfoo.so)")
+    assert bundled.category == "missing_runtime_library" and "/opt/conda/envs/py312/lib" in bundled.advice
+    assert system.category == "abi_mismatch"
+
+
+def test_cmake_package_config_missing_is_toolchain_with_the_package_in_the_advice() -> None:
+    got = run("""
+CMake Error at src/CMakeLists.txt:105 (find_package):
+  Could not find a package configuration file provided by "msgpack" with any
+  of the following names:
+""")
+    assert (got.category, got.fields.get("package"), got.retryable) == ("toolchain_missing", "msgpack", False)
+    assert "msgpack" in got.advice
+
+
+def test_a_guess_from_a_wide_build_gives_way_to_a_visible_error() -> None:
+    tail = ("subprocess.CalledProcessError: Command '['cmake', '--build', '.', '-j=64', '--target=_C']' "
+            "returned non-zero exit status 1.")
+    assert run(tail).category == "out_of_memory"
+    assert run(f"/src/a.hip:3:1: error: use of undeclared identifier 'x'\n{tail}").category == "unknown"
+
+
+def test_broken_interpreter_is_not_network() -> None:
+    got = run("""
+WARNING: pip is configured with locations that require TLS/SSL, however the ssl module in Python is not available.
+WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'SSLError("Can't connect to HTTPS URL because the SSL module is not available.")': /simple/setuptools-scm/
+ERROR: Could not find a version that satisfies the requirement setuptools-scm>=8 (from versions: none)
+""")
+    assert (got.category, got.signature, got.retryable) == ("toolchain_missing", "broken-interpreter", False)
+    assert "LD_LIBRARY_PATH" in got.advice
+
+
+def test_advice_placeholders_are_filled_from_fields() -> None:
+    got = run("ERROR: No matching distribution found for torch==2.6.0.dev20241113+rocm6.2")
+    assert got.category == "missing_python_dependency"
+    assert "torch==2.6.0.dev20241113+rocm6.2" in got.advice and "{" not in got.advice

@@ -42,6 +42,19 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         (f"\ufeff{LD}", LD),
         (f"{LD}\x00", LD),
         ("", ""),
+        (f"3: {LD}", LD),  # ctest test-number prefix
+        (f" 8441   {LD}", LD),  # spack's column of log line numbers
+        ("327.4  #7 0x00005ddc05095c19 clang::Parser::ParseX() (/opt/rocm/lib/llvm/bin/clang-20+0x4a8bc19)",
+         "#7 0x00005ddc05095c19 clang::Parser::ParseX() (/opt/rocm/lib/llvm/bin/clang-20+0x4a8bc19)"),  # bare seconds
+        ("[#7](https://github.com/x/y/issues/7) 0x0000000001859942 (/opt/rocm/llvm/bin/llc+0x1859942)",
+         "#7 0x0000000001859942 (/opt/rocm/llvm/bin/llc+0x1859942)"),  # tracker-linked frame marker
+        (f"`{LD}`", LD),  # inline code
+        (f"```{LD}", LD),
+        (f"**{LD}**", LD),
+        ("```", ""),
+        ("  193 |   wmma::mma_sync(a, b, c, d);", "193 |   wmma::mma_sync(a, b, c, d);"),  # source snippets keep
+        ("0.      Program arguments: /opt/rocm/llvm/bin/llc -O3", "0.      Program arguments: /opt/rocm/llvm/bin/llc -O3"),
+        ("1 error generated when compiling for gfx942.", "error generated when compiling for gfx942."),
     ],
 )
 def test_clean_line(raw: str, clean: str) -> None:
