@@ -171,8 +171,9 @@ def diagnose_warnings(work: Path, size_mb: int) -> list[Row]:
     scan_s = float(result["scan_s"])  # type: ignore[arg-type]
     path.unlink()
     ratio = grep_s / scan_s
-    return [Row("diagnose_warnings", f"{size / 1e6 / grep_s:.0f} MB/s grep -F", f"{size / 1e6 / scan_s:.0f} MB/s diagnose",
-                ratio, ">= 0.50", ratio >= 0.5, f"{size / 1e6:.0f} MB, 1 line in 50 a transform warning")]
+    return [Row("diagnose_warnings", f"{size / 1e6 / grep_s:.0f} MB/s grep -F",
+                f"{size / 1e6 / scan_s:.0f} MB/s diagnose", ratio, ">= 0.50", ratio >= 0.5,
+                f"{size / 1e6:.0f} MB, 1 line in 50 a transform warning")]
 
 
 def quality(_work: Path) -> list[Row]:
@@ -184,8 +185,8 @@ def quality(_work: Path) -> list[Row]:
     right = sum(c.right for c in cases)
     wrong = sum(c.confidently_wrong for c in cases)
     ratio = right / max(len(cases), 1)
-    return [Row("diagnosis_quality", f"{len(cases)} real logs", f"{right} right, {wrong} confidently wrong", ratio,
-                ">= 0.97, <= 1 wrong", ratio >= 0.97 and wrong <= 1, str(directory))]
+    return [Row("diagnosis_quality", f"{len(cases)} real logs", f"{right} right, {wrong} confidently wrong",
+                ratio, ">= 0.97, <= 1 wrong", ratio >= 0.97 and wrong <= 1, str(directory))]
 
 
 def render(rows: list[Row]) -> str:

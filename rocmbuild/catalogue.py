@@ -4,7 +4,8 @@ Owns the loading of ``signatures.toml`` (bundled with the package) and of the
 user's own signature files (``$XDG_CONFIG_HOME/rocmbuild/signatures/*.toml``,
 which add entries or override bundled ones by ``id``), the validation of both
 (every problem is a :class:`~rocmbuild.errors.CatalogueError` naming the file
-and the entry), and the checks behind ``rocmbuild signatures check``.
+and the entry).  The checks behind ``rocmbuild signatures check`` live in
+:mod:`rocmbuild.signature_check` (they need the classifier, which needs this module).
 
 A file holds per-category defaults and signatures::
 
@@ -415,86 +416,3 @@ def load_catalogue(extra: Iterable[Path] = (), *, user: bool = True, bundled: bo
     for path in files:
         _merge_file(path, signatures, categories)
     return _build(signatures, categories, [str(p) for p in files])
-
-
-# --------------------------------------------------------------------------------------------- checks
-
-
-@dataclass(frozen=True)
-class ExampleCase:
-    """One bundled example or near-miss line, for tests and ``signatures check``."""
-
-    signature: str
-    line: str
-    should_match: bool
-
-
-def example_cases(catalogue: Catalogue | None = None) -> list[ExampleCase]:
-    """Every example (must match) and near-miss (must not) of every signature."""
-    cat = catalogue or load_catalogue(user=False)
-    cases: list[ExampleCase] = []
-    for sig in cat.signatures:
-        cases.extend(ExampleCase(sig.id, line, True) for line in sig.examples)
-        cases.extend(ExampleCase(sig.id, line, False) for line in sig.near_misses)
-    return cases
-
-
-def check_signatures(catalogue: Catalogue, only: Iterable[str] | None = None) -> list[str]:
-    """Failures of the signatures' own examples against ``catalogue``.
-
-    Each example must match its signature and be classified in that signature's category
-    by the whole catalogue (one line alone; a higher-priority signature of another category
-    that also claims it would steal the diagnosis); each near-miss must not match its signature.
-    """
-    from rocmbuild.classifier import classify  # the classifier imports this module
-
-    wanted = set(only) if only is not None else None
-    failures = []
-    for sig in catalogue.signatures:
-        if wanted is not None and sig.id not in wanted:
-            continue
-        where = f"{sig.source}: {sig.id}"
-        if not sig.examples:
-            failures.append(f"{where}: has no examples")
-        for line in sig.examples:
-            if sig.match(line) is None:
-                failures.append(f"{where}: example does not match: {line!r}")
-                continue
-            got = classify([line], catalogue=catalogue)
-            if got.category != sig.category:
-                failures.append(f"{where}: example is classified as {got.signature or 'unknown'} "
-                                f"({got.category}) by the whole catalogue: {line!r}")
-        for line in sig.near_misses:
-            if sig.match(line) is not None:
-                failures.append(f"{where}: near-miss matches: {line!r}")
-    return failures
-
-
-def check_catalogue(path: Path | None = None) -> tuple[list[str], int]:
-    """``rocmbuild signatures check [FILE]``: (failures, number of signatures checked).
-
-    With ``path``: that file's signatures, loaded over the bundled and user catalogue (so
-    overlaps with bundled signatures are found).  Without: the bundled and user catalogue.
-    A file that does not load is one failure (the CatalogueError's message).
-    """
-    try:
-        if path is None:
-            catalogue = load_catalogue()
-            return check_signatures(catalogue), len(catalogue.signatures)
-        signatures: dict[str, Signature | None] = {}
-        categories: dict[str, CategoryInfo] = {}
-        files = [bundled_path(), *user_signature_files()]
-        files = [f for f in files if f.resolve() != Path(path).resolve()]
-        for file in files:
-            _merge_file(file, signatures, categories)
-        ids = _merge_file(Path(path), signatures, categories)
-        catalogue = _build(signatures, categories, [*map(str, files), str(path)])
-        live = [i for i in ids if signatures.get(i) is not None]
-        return check_signatures(catalogue, only=live), len(live)
-    except CatalogueError as exc:
-        return [exc.what], 0
-
-
-def check_file(path: Path | str | None = None) -> list[str]:
-    """The failures of ``check_catalogue`` alone (empty: every example and near-miss behaves)."""
-    return check_catalogue(Path(path) if path is not None else None)[0]

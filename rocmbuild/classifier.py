@@ -72,8 +72,8 @@ _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
 
 # Error-looking lines, for the decisive line of an unknown failure.
 _ERRORISH = re.compile(
-    r"(?i)(?:\w(?:error|exception)\b|\b(?:error|fatal|failed|failure|exception|traceback|aborted|segmentation fault|cannot|could not|"
-    r"couldn't|unable to|not found|no such file|undefined)\b|\*\*\*)")
+    r"(?i)(?:\w(?:error|exception)\b|\b(?:error|fatal|failed|failure|exception|traceback|aborted|"
+    r"segmentation fault|cannot|could not|couldn't|unable to|not found|no such file|undefined)\b|\*\*\*)")
 # ...that clean builds print too, or that only frame the real error.
 _NOT_DECISIVE = re.compile(
     r"(?i)(?:^--\s|^warning\b|\bwarning:|\[-W|-Werror|\b0 errors?\b|-- (?:failed|not found)$|"

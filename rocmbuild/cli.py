@@ -213,7 +213,7 @@ def signatures() -> None:
 @click.argument("file", required=False)
 def signatures_check(file: str | None) -> None:
     """Verify a signature file's examples and near-misses (default: the bundled and user catalogue)."""
-    from rocmbuild.catalogue import check_catalogue
+    from rocmbuild.signature_check import check_catalogue
 
     if file and not Path(file).is_file():
         raise UsageError(f"signature file {file} does not exist", todo="pass the path of a .toml signature file")

@@ -32,11 +32,12 @@ _OVERLAPPING_ALTERNATION = re.compile(r"\(((?:\\.|[^()|\\])+)\|\1\)[+*]")
 
 
 class Searchable(Protocol):
-    """What a signature needs of a compiled pattern."""
+    """What a signature needs of a compiled pattern (``re.Pattern`` and :class:`BoundedPattern` both are)."""
 
-    pattern: str
+    @property
+    def pattern(self) -> str: ...
 
-    def search(self, text: str) -> Any: ...
+    def search(self, text: str, /) -> Any: ...
 
 
 def catastrophic(pattern: str) -> str | None:

@@ -6,18 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.catalogue import (
-    CATEGORIES,
-    REMEDY_NAMES,
-    ExampleCase,
-    check_catalogue,
-    check_file,
-    example_cases,
-    load_catalogue,
-    user_signature_dir,
-)
+from rocmbuild.catalogue import CATEGORIES, REMEDY_NAMES, load_catalogue, user_signature_dir
 from rocmbuild.classifier import classify
 from rocmbuild.errors import CatalogueError
+from rocmbuild.signature_check import ExampleCase, check_catalogue, check_file, example_cases
 
 BUNDLED = load_catalogue(user=False)
 

@@ -381,8 +381,8 @@ def test_classify_stream_handles_partial_lines_and_invalid_utf8() -> None:
 
 def test_crash_frames_without_a_header_are_one_compiler_crash_block() -> None:
     got = run("""
-#35 0x000056170d47cd2d clang::Parser::ParseDeclaration(clang::DeclaratorContext) (/opt/rocm-6.1.0/llvm/bin/clang-17+0x4458d2d)
-#36 0x000056170d44ee87 clang::Parser::ParseExternalDeclaration(clang::ParsedAttributes&) (/opt/rocm-6.1.0/llvm/bin/clang-17+0x442ae87)
+#35 0x000056170d47cd2d clang::Parser::ParseDeclaration(clang::DeclaratorContext) (/x/clang-17+0x4d2d)
+#36 0x000056170d44ee87 clang::Parser::ParseExternalDeclaration(clang::ParsedAttributes&) (/x/clang-17+0xe87)
 """)
     assert (got.category, got.signature, got.line) == ("compiler_crash", "llvm-crash-frames", 1)
 
@@ -445,7 +445,8 @@ def test_a_guess_from_a_wide_build_gives_way_to_a_visible_error() -> None:
 def test_broken_interpreter_is_not_network() -> None:
     got = run("""
 WARNING: pip is configured with locations that require TLS/SSL, however the ssl module in Python is not available.
-WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by 'SSLError("Can't connect to HTTPS URL because the SSL module is not available.")': /simple/setuptools-scm/
+WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection broken by \
+'SSLError("Can't connect to HTTPS URL because the SSL module is not available.")': /simple/setuptools-scm/
 ERROR: Could not find a version that satisfies the requirement setuptools-scm>=8 (from versions: none)
 """)
     assert (got.category, got.signature, got.retryable) == ("toolchain_missing", "broken-interpreter", False)

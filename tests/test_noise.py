@@ -53,7 +53,7 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         (f"**{LD}**", LD),
         ("```", ""),
         ("  193 |   wmma::mma_sync(a, b, c, d);", "193 |   wmma::mma_sync(a, b, c, d);"),  # source snippets keep
-        ("0.      Program arguments: /opt/rocm/llvm/bin/llc -O3", "0.      Program arguments: /opt/rocm/llvm/bin/llc -O3"),
+        ("0.      Program arguments: /opt/rocm/llvm/bin/llc", "0.      Program arguments: /opt/rocm/llvm/bin/llc"),
         ("1 error generated when compiling for gfx942.", "error generated when compiling for gfx942."),
     ],
 )

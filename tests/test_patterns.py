@@ -108,7 +108,8 @@ def test_build_with_a_slow_user_signature_ends_within_its_budget(tmp_path: Path)
     src = tmp_path / "src"
     src.mkdir()
     script = tmp_path / "flood.py"
-    script.write_text(f"import time\nfor _ in range(600):\n    print({EVIL_LINE!r}, flush=True)\n    time.sleep(0.02)\n")
+    script.write_text(f"import time\nfor _ in range(600):\n    print({EVIL_LINE!r}, flush=True)\n"
+                      "    time.sleep(0.02)\n")
     recipe = tmp_path / "evil.toml"
     recipe.write_text(f'name = "evil"\n[steps]\nbuild = ["{sys.executable} {script}"]\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("ROCMBUILD_")}
