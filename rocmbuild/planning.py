@@ -9,6 +9,7 @@ build and deletes nothing: ``plan``/``--dry-run`` stop here.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
@@ -103,6 +104,15 @@ def _which_python(env: Mapping[str, str]) -> str:
     return shutil.which("python3", path=env.get("PATH")) or sys.executable
 
 
+def _loader_dirs() -> tuple[str, ...]:
+    """The loader's default dirs as written and resolved (/lib is /usr/lib on a merged-/usr system).
+
+    Always asks the real ldconfig (not a test's fake runner): it is a fact of this machine.
+    """
+    dirs = hostmod.loader_default_dirs()
+    return tuple(dict.fromkeys([*dirs, *(os.path.realpath(d) for d in dirs)]))
+
+
 def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
               facts: hostmod.HostFacts, services: Services) -> BuildPlan:
     """The plan for one recipe (pure but for reading the recipe's workspace marker)."""
@@ -135,6 +145,7 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         caller_env=environ, rocm=rocm_dirs, rocm_path_option=options.rocm_path is not None,
         arch_variables=recipe.arch.variables, arch_value=recipe.arch.separator.join(archs),
         job_variables=job_vars, jobs=jobs, jobs_option=override_jobs, recipe_env=recipe.env,
+        loader_dirs=_loader_dirs(),
     )
     plan = BuildPlan(
         recipe=recipe, source=source, source_origin=source_origin, rocm=summary, archs=archs,
