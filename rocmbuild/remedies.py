@@ -236,8 +236,10 @@ def clean_build(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -
     detail = f"removed {', '.join(removed)}" if removed else "nothing to remove"
     if refused:
         detail += f"; refused (outside the tree or through a symlink): {', '.join(refused)}"
-    # A clean tree needs prepare again (e.g. hipify, vendored libraries).
-    return RemedyResult("clean_build", True, replace(plan, run_prepare=True), detail, removed=tuple(removed))
+    # A clean tree needs prepare again (e.g. hipify, vendored libraries).  Nothing removed = nothing
+    # changed: not applied, so it does not spend an attempt (issue 12).
+    return RemedyResult("clean_build", bool(removed), replace(plan, run_prepare=True) if removed else plan, detail,
+                        removed=tuple(removed))
 
 
 def uninstall_packages(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
