@@ -14,7 +14,7 @@ import shlex
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +167,22 @@ def _installed(python: str, packages: Sequence[str], env: Mapping[str, str], run
     return bool(run([python, "-c", code, *packages], env=env).ok)
 
 
-def check_requires(plans: Sequence[BuildPlan], services: Services) -> list[str]:
+@dataclass(frozen=True)
+class MissingRequire:
+    """A recipe's ``requires`` that is neither installed nor built earlier in the run."""
+
+    recipe: str
+    required: str
+    python: str
+    packages: tuple[str, ...]
+
+    @property
+    def message(self) -> str:
+        return (f"recipe '{self.recipe}' requires '{self.required}', which is neither installed in {self.python} "
+                f"nor built earlier in this run")
+
+
+def check_requires(plans: Sequence[BuildPlan], services: Services) -> list[MissingRequire]:
     """Problems with ``requires``: a required recipe neither earlier in the list nor installed."""
     problems = []
     for index, plan in enumerate(plans):
@@ -177,8 +192,7 @@ def check_requires(plans: Sequence[BuildPlan], services: Services) -> list[str]:
                 continue
             packages = find_recipe(required).packages or (required,)
             if not _installed(plan.python, packages, plan.env, services.run):
-                problems.append(f"recipe '{plan.recipe.name}' requires '{required}', which is neither installed "
-                                f"in {plan.python} nor built earlier in this run")
+                problems.append(MissingRequire(plan.recipe.name, required, plan.python, tuple(packages)))
     return problems
 
 

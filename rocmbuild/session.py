@@ -22,6 +22,7 @@ import tenacity
 
 from rocmbuild import runner
 from rocmbuild.catalogue import Catalogue
+from rocmbuild.checklist import after_prepare_command
 from rocmbuild.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
 from rocmbuild.ladder import Decision, FailedAttempt, compiled_anything, decide
@@ -197,6 +198,9 @@ class BuildSession:
         steps = []
         if plan.run_prepare:
             steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
+            # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
+            if (check := after_prepare_command(plan)) is not None:
+                steps.append(runner.Step("prepare", check))
         steps += [runner.Step("build", c) for c in plan.recipe.steps.build]
         steps += [runner.Step("verify", c) for c in plan.recipe.steps.verify]
         return steps
