@@ -232,6 +232,21 @@ def crash_always() -> int:
     return 1
 
 
+def colours() -> int:
+    # What a vLLM prepare step and a ninja build write to a terminal: colours, pip's redrawn
+    # progress bar, ninja's smart-terminal status (issue 12, finding 6).
+    for i in range(0, 101, 10):
+        bar = "━" * (i // 5)
+        sys.stdout.write(f"\r   \x1b[38;5;197m{bar:<20}\x1b[0m \x1b[32m{i}/100 MB\x1b[0m")
+        sys.stdout.flush()
+    out("", "\x1b[1;32mSuccessfully installed setuptools-scm-8.1.0\x1b[0m")
+    for i in range(1, 5):
+        sys.stdout.write(f"\r[{i}/4] Building HIP object CMakeFiles/_C.dir/csrc/k{i}.hip.o\x1b[K")
+        sys.stdout.flush()
+    out("")
+    return 0
+
+
 def ok() -> int:
     ninja_prelude(4, 4)
     return 0
@@ -239,7 +254,7 @@ def ok() -> int:
 
 SCENARIOS = {f.__name__: f for f in (link, load, crash, oom, stale_arch, network, unknown, unsupported, stall,
                                      link_then_crash, ok, unsupported_then_drain, crash_then_drain, import_missing,
-                                     network_down, crash_always)}
+                                     network_down, crash_always, colours)}
 
 if __name__ == "__main__":
     sys.exit(SCENARIOS[sys.argv[1]]())
