@@ -182,7 +182,7 @@ def test_unknown_mode_is_refused() -> None:
 
 def test_a_real_build_relayed_to_a_pipe_has_no_escapes_and_the_log_stays_raw(tmp_path: Path) -> None:
     """Through the installed command, the real PTY runner and a scripted build (tests/fakebuild.py colours)."""
-    from tests.test_e2e_ladder import ROCMBUILD, base_env, write_recipe
+    from test_e2e_ladder import ROCMBUILD, base_env, write_recipe
 
     argv = [ROCMBUILD, str(write_recipe(tmp_path, "colours")), "--source", str(tmp_path), "--arch", "gfx90a",
             "--run-dir", str(tmp_path / "run"), "--skip-preflight", "--no-cache"]

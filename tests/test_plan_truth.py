@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_e2e_ladder import FAKEBUILD, ROCMBUILD, base_env, write_recipe
 
 from rocmbuild import __version__
 from rocmbuild.libraries import install_line
 from rocmbuild.nextstep import exact_command, preflight_todo
 from rocmbuild.preflight import Check
-from tests.test_e2e_ladder import FAKEBUILD, ROCMBUILD, base_env, write_recipe
 
 RUN_KEYS = {"todo", "stop_reason", "started", "finished", "duration_s", "rocmbuild_version", "preflight"}
 
