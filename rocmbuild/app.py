@@ -30,7 +30,7 @@ from rocmbuild import host as hostmod
 from rocmbuild.catalogue import Catalogue, load_catalogue
 from rocmbuild.checklist import render_checks
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
-from rocmbuild.nextstep import checks_json, outcome_todo, preflight_todo, requires_todo
+from rocmbuild.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.plan import BuildPlan, render_plan
 from rocmbuild.planning import check_requires, plan_all
@@ -76,10 +76,16 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
         if failed:
             error = PreflightRefusal(
                 f"preflight would stop '{plan.recipe.name}' before the first attempt: {_failed_names(failed)}",
-                why="; ".join(f"{c.name}: {c.detail}" for c in failed), todo=preflight_todo(failed))
+                why="; ".join(f"{c.name}: {c.detail}" for c in failed),
+                todo=preflight_todo(failed, _torch_command(plan)))
             streams.err.write(error.render() + "\n")
             return ExitCode.NOT_RETRYABLE
     return ExitCode.SUCCEEDED
+
+
+def _torch_command(plan: BuildPlan) -> str | None:
+    """The command that builds a ROCm torch before this recipe (for recipes that require torch)."""
+    return exact_command(["torch", plan.recipe.name], plan.archs) if "torch" in plan.recipe.requires else None
 
 
 def _failed_names(failed: Sequence[Any]) -> str:
@@ -131,7 +137,7 @@ def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> li
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:
     first = failed[0]
-    todo = preflight_todo(failed)
+    todo = preflight_todo(failed, _torch_command(plan))
     log = rec.run_dir / "preflight.log"
     log.write_text("\n".join(f"[{c.status}] {c.name}: {c.detail}" + (f"\n    what to do: {c.todo}" if c.todo else "")
                              for c in failed) + "\n", encoding="utf-8")

@@ -34,15 +34,24 @@ def requires_todo(required: str, recipes: Sequence[str], archs: Sequence[str], p
     return f"build it first in the same run: `{command}`; or {install}"
 
 
-def preflight_todo(failed: Sequence[Check]) -> str:
-    """Every failed check's remedy at once; missing libraries share one install line."""
+def preflight_todo(failed: Sequence[Check], torch_command: str | None = None) -> str:
+    """Every failed check's remedy at once; missing libraries share one install line.
+
+    ``torch_command`` (``rocmbuild torch vllm --arch gfx942``) is named when torch is not a usable
+    ROCm build, so the refusal says exactly what to run.
+    """
     libraries = [c.name.removeprefix("library ") for c in failed
                  if c.category == "missing_library" and c.name.startswith("library ")]
     todos: list[str] = []
     if libraries:
         todos.append(f"install the missing libraries ({', '.join(libraries)}): {install_line(libraries)}")
-    todos += [c.todo for c in failed if c.todo and not (c.category == "missing_library"
-                                                        and c.name.startswith("library "))]
+    for check in failed:
+        if check.category == "missing_library" and check.name.startswith("library "):
+            continue
+        if check.name == "torch (ROCm)" and torch_command:
+            todos.append(f"{check.todo}: `{torch_command}`" if check.todo else f"`{torch_command}`")
+        elif check.todo:
+            todos.append(check.todo)
     return "; then ".join(dict.fromkeys(todos))
 
 

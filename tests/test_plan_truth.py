@@ -72,6 +72,23 @@ def test_every_missing_library_in_one_install_line_plan_and_run(tmp_path: Path) 
     assert "3 checks failed" in summary["stop_reason"]
 
 
+def test_a_cpu_torch_refusal_names_the_command_that_builds_rocm_torch() -> None:
+    failed = [Check("torch (ROCm)", "fail", "torch 2.9.0 is a CPU build", "pip uninstall torch, then build it",
+                    "toolchain_missing")]
+    todo = preflight_todo(failed, exact_command(["torch", "vllm"], ["gfx942"]))
+    assert todo == "pip uninstall torch, then build it: `rocmbuild torch vllm --arch gfx942`"
+
+
+def test_build_and_plan_refuse_a_missing_requires_alike_naming_the_exact_command(tmp_path: Path) -> None:
+    """On this host torch is not installed: `rocmbuild vllm` and `plan vllm` both exit 2 with the command."""
+    for args in (["vllm"], ["plan", "vllm"]):
+        proc = cli(tmp_path, *args, "--arch", "gfx942", "--source", str(tmp_path))
+        assert proc.returncode == 2, proc.stderr
+        assert "requires 'torch'" in proc.stderr and "`rocmbuild torch vllm --arch gfx942`" in proc.stderr
+    assert not (tmp_path / "state" / "rocmbuild" / "runs").exists() or not any(
+        (tmp_path / "state" / "rocmbuild" / "runs").iterdir()), "nothing was run"
+
+
 def test_preflight_todo_joins_libraries_and_keeps_the_other_todos() -> None:
     failed = [Check("library rocblas", "fail", "x", "install a", "missing_library"),
               Check("arch gfx942", "fail", "rejected", "install ROCm 6", "unsupported_arch"),
