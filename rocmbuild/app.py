@@ -17,6 +17,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,13 @@ from typing import Any
 import filelock
 import platformdirs
 
+from rocmbuild import __version__, runner
 from rocmbuild import host as hostmod
-from rocmbuild import runner
 from rocmbuild.catalogue import Catalogue, load_catalogue
+from rocmbuild.checklist import render_checks
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
-from rocmbuild.options import BuildOptions
+from rocmbuild.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
+from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.plan import BuildPlan, render_plan
 from rocmbuild.planning import check_requires, plan_all
 from rocmbuild.records import RunRecorder, load_run, new_run_dir
@@ -41,18 +44,79 @@ DEFAULT_SERVICES = Services()
 
 def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str], streams: Streams,
                services: Services = DEFAULT_SERVICES) -> int:
+    """``plan`` / ``--dry-run``: print each plan, run the checks that need no build, exit as the run would.
+
+    Exit 2 for a missing ``requires``, 4 for a fatal preflight failure, else 0 (issue 12); the plan
+    is printed either way.  Nothing is built or deleted.
+    """
     plans = plan_all(names, options, environ, services)
     catalogue = load_catalogue()
-    for problem in check_requires(plans, services):
-        plans = [p.with_changes(warnings=(*p.warnings, problem)) if problem.startswith(f"recipe '{p.recipe.name}'")
-                 else p for p in plans]
     ladders = catalogue.category_ladders()
-    for plan in plans:
+    limits = run_limits(options)
+    missing = check_requires(plans, services)
+    checks: dict[int, list[Any]] = {}
+    if not missing and not options.skip_preflight:
+        for index, plan in enumerate(plans):
+            checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=index > 0)
+    for index, plan in enumerate(plans):
         if options.json:
-            streams.out.write(json.dumps(plan.to_json(ladders)) + "\n")
+            data = plan.to_json(ladders, limits)
+            data["preflight"] = checks_json(checks.get(index, []))
+            streams.out.write(json.dumps(data) + "\n")
         else:
-            streams.out.write(render_plan(plan, ladders) + "\n\n")
+            text = render_plan(plan, ladders, limits)
+            if index in checks:
+                text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
+            streams.out.write(text + "\n\n")
+    streams.out.flush()
+    if missing:
+        raise _requires_error(missing, plans, names)
+    for index, plan in enumerate(plans):
+        failed = [c for c in checks.get(index, []) if c.failed and c.fatal]
+        if failed:
+            error = PreflightRefusal(
+                f"preflight would stop '{plan.recipe.name}' before the first attempt: {_failed_names(failed)}",
+                why="; ".join(f"{c.name}: {c.detail}" for c in failed),
+                todo=preflight_todo(failed, _torch_command(plan)))
+            streams.err.write(error.render() + "\n")
+            return ExitCode.NOT_RETRYABLE
     return ExitCode.SUCCEEDED
+
+
+def _torch_command(plan: BuildPlan) -> str | None:
+    """The command that builds a ROCm torch before this recipe (for recipes that require torch)."""
+    return exact_command(["torch", plan.recipe.name], plan.archs) if "torch" in plan.recipe.requires else None
+
+
+def _failed_names(failed: Sequence[Any]) -> str:
+    return f"{len(failed)} check{'s' if len(failed) > 1 else ''} failed ({', '.join(c.name for c in failed)})"
+
+
+class PreflightRefusal(RocmbuildError):
+    """What ``plan`` prints when preflight would refuse (exit 4, like the run)."""
+
+    exit_code = ExitCode.NOT_RETRYABLE
+
+
+# Checks of a later recipe that an earlier recipe in the same run can still satisfy (it installs torch
+# or modules): the run checks them when that recipe's turn comes, so the plan only warns.
+_AFTER_EARLIER_RECIPES = ("torch (ROCm)", "python modules")
+
+
+def _plan_mode_checks(checks: list[Any], later: bool) -> list[Any]:
+    if not later:
+        return checks
+    return [replace(c, status="warn", fatal=False, detail=f"{c.detail} (checked again when its turn comes)")
+            if c.failed and c.name in _AFTER_EARLIER_RECIPES else c for c in checks]
+
+
+def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: Sequence[str]) -> UsageError:
+    first = missing[0]
+    archs = plans[0].archs if plans else ()
+    recipes = [p.recipe.name for p in plans] or list(names)
+    return UsageError(first.message, why="nothing was built: it builds against the installed "
+                      f"'{first.required}'",
+                      todo=requires_todo(first.required, recipes, archs, first.python, first.packages))
 
 
 # --- building ---------------------------------------------------------------
@@ -73,13 +137,14 @@ def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> li
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:
     first = failed[0]
+    todo = preflight_todo(failed, _torch_command(plan))
     log = rec.run_dir / "preflight.log"
     log.write_text("\n".join(f"[{c.status}] {c.name}: {c.detail}" + (f"\n    what to do: {c.todo}" if c.todo else "")
                              for c in failed) + "\n", encoding="utf-8")
     diagnosis = {"category": first.category or "toolchain_missing", "signature": f"preflight-{first.name}",
                  "line": 1, "text": first.detail, "fields": dict(getattr(first, "fields", {}) or {}),
                  "retryable": False}
-    rec.event("failure.diagnosed", attempt=1, preflight=True, **diagnosis, todo=first.todo,
+    rec.event("failure.diagnosed", attempt=1, preflight=True, **diagnosis, todo=todo,
               context=[f"[{c.status}] {c.name}: {c.detail}" for c in failed])
     rec.add_attempt({
         "number": 1, "started": datetime.now(UTC).isoformat(timespec="seconds"), "duration_s": 0.0,
@@ -94,10 +159,9 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     if options.dry_run:
         return show_plans(names, options, environ, streams, services)
     plans = plan_all(names, options, environ, services)
-    problems = check_requires(plans, services)
-    if problems:
-        raise UsageError(problems[0], why="nothing was built",
-                         todo="build the required recipe first (list it before this one) or install it")
+    missing = check_requires(plans, services)
+    if missing:
+        raise _requires_error(missing, plans, names)
     catalogue = load_catalogue()
     deadline = time.monotonic() + options.budget_s if options.budget_s else None
     exit_code: int = ExitCode.SUCCEEDED
@@ -127,6 +191,7 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
         rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
                           echo=streams.err if options.verbosity == "verbose" else None)
+        _start_record(rec)
         try:
             return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
         except BaseException as exc:
@@ -136,7 +201,11 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
             else:
                 outcome = Outcome.FAILED
                 code = exc.exit_code if isinstance(exc, RocmbuildError) else int(ExitCode.INTERNAL)
-            rec.event("run.finished", outcome=outcome, exit_code=code, reason=f"{type(exc).__name__}: {exc}")
+            reason = f"{type(exc).__name__}: {exc}"
+            rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
+            _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
+                        else "rerun the same command" if outcome == Outcome.INTERRUPTED
+                        else "see the crash log named on the console and report it")
             rec.write_summary(outcome, code)
             raise
         finally:
@@ -172,6 +241,7 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
     outcome: str
     if not options.skip_preflight:
         checks = _preflight(plan, options, services)
+        rec.extra["preflight"] = checks_json(checks)
         for check in checks:
             rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
         if interrupted():  # a probe killed by the same Ctrl-C is not a failed check
@@ -179,16 +249,38 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
         failed = [c for c in checks if c.status == "fail" and c.fatal]
         if failed:
             _record_preflight_failure(rec, plan, failed)
-            outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {failed[0].detail}"
+            outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
             return _finish(rec, outcome, reason, options, streams)
     session = BuildSession(plan, options, rec, streams, services, catalogue, interrupted, deadline, cache)
     outcome, _ = session.run()
     return _finish(rec, outcome, session.state.reason, options, streams)
 
 
+def _start_record(rec: RunRecorder) -> None:
+    """The run-level keys of summary.json (DESIGN.md), present from the first write (issue 12)."""
+    rec.extra.update(todo=None, stop_reason=None, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
+                     finished=None, duration_s=None, rocmbuild_version=__version__, preflight=[])
+
+
+def _end_record(rec: RunRecorder, outcome: str, reason: str, todo: str) -> None:
+    finished = datetime.now(UTC)
+    started = rec.extra.get("started")
+    duration = (finished - datetime.fromisoformat(started)).total_seconds() if isinstance(started, str) else None
+    rec.extra.update(todo=todo, stop_reason=reason, finished=finished.isoformat(timespec="milliseconds"),
+                     duration_s=round(duration, 3) if duration is not None else None)
+
+
 def _finish(rec: RunRecorder, outcome: str, reason: str, options: BuildOptions, streams: Streams) -> tuple[str, int]:
     exit_code = Outcome.EXIT_CODES[outcome]
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
+    last = rec.attempts[-1] if rec.attempts else None
+    diagnosis = last.get("diagnosis") if last else None
+    diagnosed_todo = None
+    if last is not None and diagnosis:
+        _, events = load_run(rec.run_dir)
+        diagnosed_todo = next((e.get("todo") for e in reversed(events) if e.get("event") == "failure.diagnosed"
+                               and e.get("attempt") == last.get("number")), None)
+    _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
     summary = rec.write_summary(outcome, exit_code)
     _, events = load_run(rec.run_dir)
     streams.err.write(render_summary(summary, events))

@@ -7,13 +7,16 @@ same checks".
 
 from __future__ import annotations
 
+import re
+import shlex
 import shutil
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rocmbuild import preflight, runner
 from rocmbuild.plan import BuildPlan
+from rocmbuild.recipe import Recipe
 
 Run = Callable[..., runner.CommandResult]
 
@@ -59,5 +62,48 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: Run = runner.capture) 
     if "torch" in plan.recipe.requires:
         checks.append(preflight.check_torch_rocm(plan.python, env, run))
     if plan.recipe.preflight.python_modules:
-        checks.append(preflight.check_python_modules(plan.python, plan.recipe.preflight.python_modules, env, run))
+        check = preflight.check_python_modules(plan.python, plan.recipe.preflight.python_modules, env, run)
+        if check.failed and check.category == "missing_python_dependency" and prepare_installs(plan.recipe):
+            # vLLM's prepare step pip-installs its build requirements: a fresh venv lacks them until then
+            # (issue 12).  Checked again right after prepare (after_prepare_command), not refused here.
+            check = replace(check, status=preflight.WARN, fatal=False,
+                            detail=f"{check.detail} (the prepare step installs packages: checked again after it)")
+        checks.append(check)
     return checks
+
+
+_INSTALLS = re.compile(r"\b(?:pip3?|uv\s+pip|conda|mamba)\s+install\b")
+
+
+def prepare_installs(recipe: Recipe) -> bool:
+    """Whether the recipe's prepare step installs Python packages (pip/uv/conda install)."""
+    return any(_INSTALLS.search(command) for command in recipe.steps.prepare)
+
+
+# Prints Python's own "No module named" line for each missing module (the catalogue's
+# missing_python_dependency signature), and fails, so the attempt is diagnosed like any step.
+_AFTER_PREPARE = (
+    "import importlib.util, sys\n"
+    "missing = [m for m in sys.argv[1:] if importlib.util.find_spec(m) is None]\n"
+    "for m in missing: print(f\"ModuleNotFoundError: No module named '{m}'\")\n"
+    "print('rocmbuild: after prepare, ' + ('not importable: ' + ', '.join(missing) if missing else 'modules ok'))\n"
+    "sys.exit(1 if missing else 0)"
+)
+
+
+def after_prepare_command(plan: BuildPlan) -> str | None:
+    """The check of the recipe's python modules that runs right after a prepare that installs packages."""
+    modules = plan.recipe.preflight.python_modules
+    if not modules or not prepare_installs(plan.recipe):
+        return None
+    return " ".join(shlex.quote(a) for a in (plan.python or "python3", "-c", _AFTER_PREPARE, *modules))
+
+
+def render_checks(checks: Sequence[preflight.Check]) -> str:
+    """The checks as the plan and preflight print them, one a line."""
+    lines = []
+    for check in checks:
+        lines.append(f"  [{check.status}] {check.name}: {check.detail}")
+        if check.todo and check.status != preflight.OK:
+            lines.append(f"      what to do: {check.todo}")
+    return "\n".join(lines)

@@ -244,12 +244,15 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(exc.code)
     except RocmbuildError as exc:
         click.echo(exc.render(), err=True)
+        _json_error(argv, exc.exit_code, exc.what, exc.why, exc.todo)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("rocmbuild: interrupted", err=True)
         sys.exit(ExitCode.INTERRUPTED)
     except click.exceptions.ClickException as exc:
         exc.show()
+        _json_error(argv, ExitCode.USAGE, exc.format_message(), "the command line is not valid",
+                    "see `rocmbuild --help` or `rocmbuild build --help`")
         sys.exit(ExitCode.USAGE)
     except KeyboardInterrupt:
         click.echo("rocmbuild: interrupted", err=True)
@@ -266,6 +269,14 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         signal.signal(signal.SIGTERM, previous)
     sys.exit(0)
+
+
+def _json_error(argv: list[str] | None, exit_code: int, what: str, why: str, todo: str) -> None:
+    """With --json (or ROCMBUILD_JSON), a refusal is also one JSON object on stdout (DESIGN.md)."""
+    args = sys.argv[1:] if argv is None else argv
+    wanted = "--json" in args or os.environ.get("ROCMBUILD_JSON", "").strip().lower() in ("1", "true", "yes", "on")
+    if wanted:
+        click.echo(json.dumps({"exit_code": int(exit_code), "error": what, "why": why, "todo": todo}))
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -13,9 +13,10 @@ Owns what the person watching sees during an attempt:
   splits a line of the build's output.  (A build that redraws its own status
   with ``\\r`` and no newline, like ninja on a smart terminal, shows its own
   line instead of ours until it prints a newline.)
-* not on a terminal (CI logs): no live line; a plain progress line every
-  ``plain_interval_s`` seconds (30 by default), written between lines of
-  output.
+* not on a terminal (CI logs, nohup): no live line; a plain progress line
+  every ``plain_interval_s`` seconds (30 by default), written between lines
+  of output; and the relayed output without ANSI sequences, each ``\r``
+  redraw collapsed to its final state (plainrelay.PlainRelay, issue 12).
 
 "verbose" and "normal" look the same here: the difference in verbosity is the
 app's (what rocmbuild itself prints); both relay everything.
@@ -35,6 +36,7 @@ from rich.console import Console
 from rich.live import Live
 from rich.text import Text
 
+from rocmbuild.plainrelay import PlainRelay
 from rocmbuild.watcher import Progress, Watcher
 
 MODES = ("quiet", "normal", "verbose")
@@ -126,6 +128,7 @@ class Display:
                 is_tty = False
         self.is_tty = is_tty
         self._relay = mode != "quiet"
+        self._plain = None if is_tty else PlainRelay()
         self._refresh_s = refresh_s
         self._plain_interval_s = plain_interval_s
         self._clock = clock
@@ -178,6 +181,10 @@ class Display:
         """Write build output straight through (not in quiet mode)."""
         if not self._relay or not data:
             return
+        if self._plain is not None:
+            data = self._plain.feed(data)
+            if not data:
+                return
         if self._shown:
             self._hide()
         if self._text_front is not None:
@@ -186,8 +193,17 @@ class Display:
         self._stream.flush()
         self._at_line_start = data.endswith(b"\n")
 
+    def _flush_plain(self) -> None:
+        """Off a terminal, the build's unterminated last line as it stands, before anything of ours."""
+        if self._plain is not None and self._relay:
+            rest = self._plain.flush()
+            if rest:
+                self._stream.write(rest)
+                self._at_line_start = False
+
     def message(self, text: str) -> None:
         """A line of rocmbuild's own, shown with the build output without breaking the status line."""
+        self._flush_plain()
         if self._shown:
             self._hide()
         if self._text_front is not None:
@@ -283,6 +299,10 @@ class Display:
         self._shown = False
 
     def close(self) -> None:
+        self._flush_plain()
+        if self._plain is not None and not self._at_line_start:
+            self._stream.write(b"\n")
+            self._at_line_start = True
         if self._live is not None and self._live.is_started:
             if not self._at_line_start:
                 self._stream.write(b"\n")  # the status line is erased in place; keep the output's last line

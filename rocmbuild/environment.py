@@ -10,7 +10,10 @@ Rules (issue 2, ROCM.md):
 - ROCM_PATH, ROCM_HOME, HIP_PATH, HIP_PLATFORM=amd; the recipe's arch
   variables; MAX_JOBS (and the recipe's other job knobs); the recipe's env.
 - Both LIBRARY_PATH (link time) and LD_LIBRARY_PATH (load time) get every ROCm
-  lib dir that exists: they fix different failures.
+  lib dir that exists: they fix different failures.  Except the loader's own
+  default dirs (/usr/lib/<multiarch>, /lib, ...; issue 12): they are searched
+  anyway, and on LD_LIBRARY_PATH they override every binary's RUNPATH (a pyenv
+  Python then loads the system libpython and ``import ssl`` breaks).
 - A variable the caller already set is kept unless an option overrides it;
   for path lists the caller's entries stay first and ours follow (the
   caller's deliberate choice wins), except PATH, where the chosen ROCm's bin
@@ -23,7 +26,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -111,6 +114,12 @@ class RocmDirs:
     llvm_bin: str | None
 
 
+def without_loader_dirs(dirs: Iterable[str], loader_dirs: Collection[str]) -> tuple[str, ...]:
+    """``dirs`` minus the loader's default dirs (compared normalised; pass resolved forms too)."""
+    defaults = {os.path.normpath(d) for d in loader_dirs}
+    return tuple(d for d in dirs if os.path.normpath(d) not in defaults)
+
+
 def base_changes(
     *,
     caller_env: Mapping[str, str],
@@ -122,6 +131,7 @@ def base_changes(
     jobs: int,
     jobs_option: bool,
     recipe_env: Mapping[str, str],
+    loader_dirs: Collection[str] = (),
 ) -> tuple[EnvChange, ...]:
     """The changes rocmbuild makes before any remedy (pure)."""
     changes: list[EnvChange] = []
@@ -137,8 +147,9 @@ def base_changes(
         bins = [d for d in (*rocm.bin_dirs, *([rocm.llvm_bin] if rocm.llvm_bin else [])) if d not in on_path]
         if bins:
             changes.append(EnvChange("PATH", "prepend", os.pathsep.join(bins), "ROCm and LLVM tools first"))
-        if rocm.lib_dirs:
-            libs = os.pathsep.join(rocm.lib_dirs)
+        lib_dirs = without_loader_dirs(rocm.lib_dirs, loader_dirs)
+        if lib_dirs:
+            libs = os.pathsep.join(lib_dirs)
             changes.append(EnvChange("LIBRARY_PATH", "append", libs, "ROCm libraries at link time"))
             changes.append(EnvChange("LD_LIBRARY_PATH", "append", libs, "ROCm libraries at load time"))
         changes.append(EnvChange("CMAKE_PREFIX_PATH", "append", rocm.root, "CMake finds hip, rocblas, ... here"))

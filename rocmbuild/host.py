@@ -192,15 +192,36 @@ def _llvm_bin(fs_root: Path, root: Path, layout: str) -> Path | None:
         if (root / rel).is_dir():
             return root / rel
     if layout == "system":
-        # Debian: /usr/lib/llvm-N/bin; HIP 5.2 uses llvm-15.  Newest that has a clang.
+        # Debian: /usr/lib/llvm-N/bin.  The one hipcc itself calls (HIP 5.2's hipcc.pl runs
+        # clang++-15 = llvm-15), not the newest installed: llvm-19 first on PATH would give the
+        # build another clang's tools (issue 12).  Newest with a clang only when hipcc names none.
         usr_lib = _under(fs_root, "/usr/lib")
         keyed = []
         for d in usr_lib.glob("llvm-*"):
             m = re.fullmatch(r"llvm-(\d+(?:\.\d+)*)", d.name)
             if m and (d / "bin" / "clang").exists():
                 keyed.append((tuple(int(p) for p in m.group(1).split(".")), d / "bin"))
+        hipcc_major = _hipcc_clang_major(root)
+        for key, directory in keyed:
+            if hipcc_major is not None and key[0] == hipcc_major:
+                return directory
         if keyed:
             return max(keyed)[1]
+    return None
+
+
+def _hipcc_clang_major(root: Path) -> int | None:
+    """The clang major version the system hipcc runs (``clang++-15`` in hipcc/hipcc.pl), if it says."""
+    for name in ("hipcc.pl", "hipcc"):
+        script = root / "bin" / name
+        try:
+            head = script.read_bytes()[:200_000]
+        except OSError:
+            continue
+        if b"\0" in head:  # a compiled hipcc: nothing to read
+            continue
+        if m := re.search(rb"clang(?:\+\+)?-(\d+)\b", head):
+            return int(m.group(1))
     return None
 
 
@@ -528,3 +549,38 @@ def gather_host(
     if use_cache:
         _CACHE[key] = facts
     return facts
+
+
+# ---------------------------------------------------------------- the loader's own directories
+
+# Searched by the dynamic loader and the linker whatever the environment says (Debian multiarch
+# and the classic ones).  Putting one on LD_LIBRARY_PATH overrides every binary's RUNPATH: pyenv's
+# Python then loads the system libpython (ROCM.md, "Link time is not load time").
+STATIC_LOADER_DIRS: tuple[str, ...] = (
+    f"/usr/lib/{multiarch()}", f"/lib/{multiarch()}", "/usr/lib", "/lib", "/usr/lib64", "/lib64",
+)
+
+
+def parse_ldconfig_dirs(output: str) -> list[str]:
+    """The loader's built-in (system) dirs in ``ldconfig -v -N -X`` output: ``/dir: (from <builtin>:0)``.
+
+    Dirs from ld.so.conf are left out: the linker does not search them, so LIBRARY_PATH still needs them.
+    """
+    return [m.group(1) for m in re.finditer(r"^(/[^:\s]*):.*\(from <builtin>", output, re.M)]
+
+
+_LOADER_DIRS: tuple[str, ...] | None = None
+
+
+def loader_default_dirs(run: Run = runner.capture) -> tuple[str, ...]:
+    """The loader's default dirs: the static ones plus what ldconfig says it searches (cached)."""
+    global _LOADER_DIRS
+    if _LOADER_DIRS is None:
+        found = list(STATIC_LOADER_DIRS)
+        ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
+        if ldconfig:
+            # -N -X: only print; never rebuild the cache or links (rocmbuild may run as root).
+            result = run([ldconfig, "-v", "-N", "-X"], env=_tool_env(os.environ), timeout=30)
+            found += parse_ldconfig_dirs(result.output)
+        _LOADER_DIRS = tuple(dict.fromkeys(found))
+    return _LOADER_DIRS

@@ -1,22 +1,25 @@
 """Ladder policy: after a failed attempt, which remedy next, or stop (pure).
 
-Policy (DESIGN.md, issue 5):
+Policy (DESIGN.md "Remedies and the ladder", issues 5 and 12):
 - take the diagnosed category's next untried remedy; when the same failure
   (same fingerprint) comes back, the next rung is taken, so it escalates;
 - a different failure starts its own category's ladder;
-- when a category's ladder is spent, the generic order clean_build ->
-  uninstall_packages -> lower_optimization -> reduce_jobs, skipping what was
-  already done for this failure;
+- when a category's ladder is spent, the run stops (failed, exit 1) with a
+  reason: no fall-through to remedies that cannot matter for it;
+- a failure before anything compiled never gets lower_optimization or
+  reduce_jobs (they change only compiles);
 - non-retryable categories stop at once (not_retryable, exit 4);
 - ``unknown`` stops (unrecognised, exit 3) unless --escalate-unknown, which
-  uses the generic order;
+  uses the generic order clean_build -> uninstall_packages ->
+  lower_optimization -> reduce_jobs;
 - ``stalled`` tries reduce_jobs (swap thrash is the usual cause), then stops
   as budget_exhausted (exit 5);
 - --max-attempts caps everything, and no attempt starts once the budget is spent.
 
 A ladder may repeat a remedy (out_of_memory halves MAX_JOBS more than once):
 the n-th occurrence counts as tried once it has been applied n times for
-this failure.
+this failure.  A remedy that found nothing to do is "unavailable" and does
+not spend an attempt (the session asks again without it).
 """
 
 from __future__ import annotations
@@ -30,6 +33,29 @@ from rocmbuild.plan import GENERIC_LADDER
 
 STALLED_LADDER = ("reduce_jobs",)
 
+# Remedies that change only how code is compiled: pointless before anything compiled.
+COMPILE_REMEDIES = frozenset({"lower_optimization", "reduce_jobs"})
+
+# Categories that are themselves evidence of compiling (or linking) having started.
+COMPILE_CATEGORIES = frozenset({
+    "compiler_crash", "out_of_memory", "missing_library", "arch_mismatch", "stale_build", "unsupported_arch",
+    "stalled",
+})
+
+
+def compiled_anything(step: str | None, progress_done: int | None, progress_percent: int | None,
+                      category: str) -> bool:
+    """Whether the failed attempt got as far as compiling (decides if compile remedies can matter).
+
+    checkout and prepare steps never compile; in the build step, ninja/CMake progress or a
+    compile-stage category says it did.  A load-time or pip failure with no progress did not.
+    """
+    if step in ("checkout", "prepare"):
+        return False
+    if (progress_done or 0) > 0 or (progress_percent or 0) > 0:
+        return True
+    return category in COMPILE_CATEGORIES
+
 
 @dataclass(frozen=True)
 class FailedAttempt:
@@ -42,6 +68,7 @@ class FailedAttempt:
     retryable: bool
     ladder: tuple[str, ...]  # the category's remedies from the catalogue
     remedies: tuple[str, ...] = ()  # applied after this attempt
+    compiled: bool = True  # got as far as compiling (compiled_anything)
 
 
 @dataclass(frozen=True)
@@ -65,9 +92,9 @@ def next_remedy(
     ladder: Sequence[str],
     done_for_this_failure: Mapping[str, int],
     unavailable: frozenset[str],
-    use_generic: bool = True,
+    use_generic: bool = False,
 ) -> str | None:
-    """The first rung not yet used as often as the ladder lists it; then the generic order."""
+    """The first rung not yet used as often as the ladder lists it; then (``use_generic``) the generic order."""
     seen: Counter[str] = Counter()
     for remedy in ladder:
         seen[remedy] += 1
@@ -94,6 +121,8 @@ def decide(
     failure, so that the ladder moves past them.
     """
     last = history[-1]
+    if not last.compiled:
+        unavailable = unavailable | COMPILE_REMEDIES
     if last.ended == "interrupted":
         return _stop(Outcome.INTERRUPTED, "interrupted")
     if last.ended == "budget":
@@ -105,14 +134,16 @@ def decide(
     if last.ended == "stalled" or last.category == "stalled":
         remedy = next_remedy(STALLED_LADDER, done, unavailable, use_generic=False)
         if remedy is None:
-            return _stop(Outcome.BUDGET_EXHAUSTED, "the build stalled again after reducing jobs")
+            return _stop(Outcome.BUDGET_EXHAUSTED,
+                         "the build stalled again after reducing jobs" if done.get("reduce_jobs")
+                         else "the build stalled before anything compiled: fewer jobs cannot help")
         return _gate(Decision(remedy, None, "the build stalled (no output); swap thrash is the usual cause"),
                      last, max_attempts, budget_left_s)
     if last.category == "unknown":
         if not escalate_unknown:
             return _stop(Outcome.UNRECOGNISED, "the failure is not in the catalogue; not retried "
                          "(--escalate-unknown applies the generic ladder)")
-        remedy = next_remedy((), done, unavailable)
+        remedy = next_remedy((), done, unavailable, use_generic=True)
         reason = "unrecognised failure, generic ladder (--escalate-unknown)"
     elif not last.retryable:
         return _stop(Outcome.NOT_RETRYABLE, f"{last.category} is not something a retry can fix")
@@ -122,8 +153,24 @@ def decide(
         reason = (f"the same {last.category} failure came back ({repeated + 1} times): escalating"
                   if repeated else f"{last.category}: first remedy of its ladder")
     if remedy is None:
-        return _stop(Outcome.FAILED, f"every remedy for {last.category} has been tried")
+        return _stop(Outcome.FAILED, _spent_reason(last, done, unavailable))
     return _gate(Decision(remedy, None, reason), last, max_attempts, budget_left_s)
+
+
+def _spent_reason(last: FailedAttempt, done: Mapping[str, int], unavailable: frozenset[str]) -> str:
+    """Why the ladder stops here: what was tried, and what could not apply."""
+    if last.category == "unknown":
+        return "every generic remedy has been tried (--escalate-unknown)"
+    tried = [r for r in dict.fromkeys(last.ladder) if done.get(r)]
+    skipped = [r for r in dict.fromkeys(last.ladder) if r in unavailable and not done.get(r)]
+    parts = [f"the {last.category} ladder is spent"]
+    if tried:
+        parts.append(f"tried {', '.join(tried)}")
+    if skipped:
+        parts.append(f"nothing to do for {', '.join(skipped)}")
+    if not last.compiled:
+        parts.append("the failure came before anything compiled, so lowering -O or jobs cannot help")
+    return "; ".join(parts)
 
 
 def _gate(decision: Decision, last: FailedAttempt, max_attempts: int, budget_left_s: float | None) -> Decision:

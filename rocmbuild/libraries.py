@@ -7,6 +7,7 @@ add_library_paths remedy (a library it could not find anywhere).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 # Library -> packages that usually provide the unversioned (link-time) .so.
 _LIBRARY_PACKAGES: dict[str, str] = {
@@ -44,3 +45,30 @@ def library_package_hint(name: str) -> str:
     known = {key.lower(): value for key, value in _LIBRARY_PACKAGES.items()}
     return known.get(name.lower()) or (
         f"lib{name.lower()}-dev (Debian/Ubuntu) or {name.lower()}-dev (ROCm repo)")
+
+
+def install_line(names: Sequence[str]) -> str:
+    """One install line for every missing library (issue 12: not one library per rerun).
+
+    ``apt-get install`` of the Debian/Ubuntu packages, then the ROCm repo's names for the same set;
+    libraries only the ROCm repo ships are named as such.
+    """
+    debian: list[str] = []
+    rocm: list[str] = []
+    rocm_only: list[str] = []
+    for name in dict.fromkeys(library_base(n) for n in names):
+        hint = library_package_hint(name)
+        deb = re.search(r"(\S+) \(Debian/Ubuntu\)", hint)
+        repo = re.search(r"(\S+) \(ROCm repo\)", hint) or re.match(r"(\S+)", hint)
+        if deb:
+            debian.append(deb.group(1))
+        elif repo:
+            rocm_only.append(repo.group(1))
+        if repo:
+            rocm.append(repo.group(1))
+    parts = []
+    if debian:
+        parts.append(f"apt-get install {' '.join(debian)}"
+                     + (f" (Debian/Ubuntu; {', '.join(rocm_only)} only from the ROCm repo)" if rocm_only else ""))
+    parts.append(f"{'or, ' if debian else ''}from the ROCm repo: apt-get install {' '.join(rocm)}")
+    return "; ".join(parts)

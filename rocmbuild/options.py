@@ -22,13 +22,27 @@ _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, None: 1.0}
 
 
 def parse_duration(text: str, option: str = "--budget") -> float:
-    """Seconds from ``90s``, ``45m``, ``8h``, ``1h30m``, ``0.5s`` or a plain number of seconds."""
+    """Seconds from ``90s``, ``45m``, ``8h``, ``1h30m``, ``0.5s``.
+
+    A bare number is refused (DESIGN.md): ``--budget 8`` meant 8 seconds to the parser and 8 hours
+    to the person who typed it (issue 12).
+    """
     cleaned = text.strip().lower().replace(" ", "")
     total, pos = 0.0, 0
     while pos < len(cleaned):
         match = _DURATION_PART.match(cleaned, pos)
         if not match:
             break
+        if match.group(2) is None and not (pos == 0 and match.end() == len(cleaned) and float(match.group(1)) > 0):
+            break  # a unitless part inside a duration ("1h30"): not a duration
+        if match.group(2) is None:
+            number = match.group(1)
+            raise UsageError(
+                f"{option} {text!r} has no unit",
+                why="a bare number could mean seconds or hours; rocmbuild does not guess",
+                todo=f"write {option} {number}h for hours, {option} {number}m for minutes "
+                     f"or {option} {number}s for seconds",
+            )
         total += float(match.group(1)) * _UNIT_SECONDS[match.group(2)]
         pos = match.end()
     if not cleaned or pos != len(cleaned) or total <= 0:
@@ -83,3 +97,22 @@ class BuildOptions:
     no_cache: bool = False
     cache_remote: str | None = None
     verbosity: str = "normal"  # "quiet" | "normal" | "verbose"
+
+
+def format_duration(seconds: float) -> str:
+    """``8h``, ``30m``, ``1h30m``, ``90s`` back from seconds (for the plan)."""
+    if seconds < 60 or seconds != int(seconds):
+        return f"{seconds:g}s"
+    hours, rest = divmod(int(seconds), 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "", f"{secs}s" if secs else ""]
+    return "".join(parts)
+
+
+def run_limits(options: BuildOptions) -> dict[str, str]:
+    """What bounds the run, as the plan shows it (issue 12)."""
+    return {
+        "budget": format_duration(options.budget_s) if options.budget_s else "none",
+        "max_attempts": str(options.max_attempts),
+        "stall_timeout": format_duration(options.stall_timeout_s),
+    }

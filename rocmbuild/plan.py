@@ -71,7 +71,8 @@ class BuildPlan:
         s = self.recipe.steps
         return {"prepare": s.prepare, "build": s.build, "verify": s.verify}
 
-    def to_json(self, ladders: Mapping[str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+    def to_json(self, ladders: Mapping[str, tuple[str, ...]] | None = None,
+                limits: Mapping[str, str] | None = None) -> dict[str, Any]:
         return {
             "recipe": self.recipe.name,
             "recipe_file": str(self.recipe.path),
@@ -98,10 +99,12 @@ class BuildPlan:
             "verify_artifacts": list(self.recipe.verify_artifacts),
             "ladder": {"generic": list(GENERIC_LADDER), **{k: list(v) for k, v in (ladders or {}).items()}},
             "warnings": list(self.warnings),
+            "limits": dict(limits or {}),
         }
 
 
-def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None = None) -> str:
+def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None = None,
+                limits: Mapping[str, str] | None = None) -> str:
     """Human-readable plan, as printed by ``rocmbuild plan``."""
     out: list[str] = [f"Plan for recipe '{plan.recipe.name}' ({plan.recipe.path})"]
     add = out.append
@@ -112,6 +115,9 @@ def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None =
     add(f"  arch        {';'.join(plan.archs)}  ({plan.arch_origin})")
     add(f"  MAX_JOBS    {plan.jobs}  ({plan.jobs_reason})")
     add(f"  python      {plan.python}")
+    if limits:
+        add(f"  limits      budget {limits.get('budget')}, max attempts {limits.get('max_attempts')}, "
+            f"stall timeout {limits.get('stall_timeout')}")
     for warning in plan.warnings:
         add(f"  warning     {warning}")
     add("")
@@ -135,7 +141,8 @@ def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None =
     if plan.recipe.verify_artifacts:
         add(f"Verify artifacts for {', '.join(plan.archs)}: {', '.join(plan.recipe.verify_artifacts)}")
     add("")
-    add("Remedy ladder (per failure category, then the generic order):")
+    add("Remedy ladder (per failure category; a spent ladder stops the run; the generic order only for "
+        "unrecognised failures with --escalate-unknown):")
     for category, ladder in (ladders or {}).items():
         add(f"  {category:<26} {' -> '.join(ladder) if ladder else 'stop (not retryable)'}")
     add(f"  {'generic':<26} {' -> '.join(GENERIC_LADDER)}")

@@ -9,11 +9,12 @@ build and deletes nothing: ``plan``/``--dry-run`` stop here.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,15 @@ def _which_python(env: Mapping[str, str]) -> str:
     return shutil.which("python3", path=env.get("PATH")) or sys.executable
 
 
+def _loader_dirs() -> tuple[str, ...]:
+    """The loader's default dirs as written and resolved (/lib is /usr/lib on a merged-/usr system).
+
+    Always asks the real ldconfig (not a test's fake runner): it is a fact of this machine.
+    """
+    dirs = hostmod.loader_default_dirs()
+    return tuple(dict.fromkeys([*dirs, *(os.path.realpath(d) for d in dirs)]))
+
+
 def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
               facts: hostmod.HostFacts, services: Services) -> BuildPlan:
     """The plan for one recipe (pure but for reading the recipe's workspace marker)."""
@@ -135,6 +145,7 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         caller_env=environ, rocm=rocm_dirs, rocm_path_option=options.rocm_path is not None,
         arch_variables=recipe.arch.variables, arch_value=recipe.arch.separator.join(archs),
         job_variables=job_vars, jobs=jobs, jobs_option=override_jobs, recipe_env=recipe.env,
+        loader_dirs=_loader_dirs(),
     )
     plan = BuildPlan(
         recipe=recipe, source=source, source_origin=source_origin, rocm=summary, archs=archs,
@@ -156,7 +167,22 @@ def _installed(python: str, packages: Sequence[str], env: Mapping[str, str], run
     return bool(run([python, "-c", code, *packages], env=env).ok)
 
 
-def check_requires(plans: Sequence[BuildPlan], services: Services) -> list[str]:
+@dataclass(frozen=True)
+class MissingRequire:
+    """A recipe's ``requires`` that is neither installed nor built earlier in the run."""
+
+    recipe: str
+    required: str
+    python: str
+    packages: tuple[str, ...]
+
+    @property
+    def message(self) -> str:
+        return (f"recipe '{self.recipe}' requires '{self.required}', which is neither installed in {self.python} "
+                f"nor built earlier in this run")
+
+
+def check_requires(plans: Sequence[BuildPlan], services: Services) -> list[MissingRequire]:
     """Problems with ``requires``: a required recipe neither earlier in the list nor installed."""
     problems = []
     for index, plan in enumerate(plans):
@@ -166,8 +192,7 @@ def check_requires(plans: Sequence[BuildPlan], services: Services) -> list[str]:
                 continue
             packages = find_recipe(required).packages or (required,)
             if not _installed(plan.python, packages, plan.env, services.run):
-                problems.append(f"recipe '{plan.recipe.name}' requires '{required}', which is neither installed "
-                                f"in {plan.python} nor built earlier in this run")
+                problems.append(MissingRequire(plan.recipe.name, required, plan.python, tuple(packages)))
     return problems
 
 

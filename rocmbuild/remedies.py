@@ -24,6 +24,7 @@ from typing import Protocol
 
 from rocmbuild.catalogue import REMEDY_NAMES
 from rocmbuild.environment import EnvChange, split_path
+from rocmbuild.host import loader_default_dirs
 from rocmbuild.libraries import library_base, library_package_hint
 from rocmbuild.plan import BuildPlan
 from rocmbuild.runner import CommandResult, capture
@@ -206,11 +207,13 @@ def add_library_paths(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCont
     filename = library if load_time and ".so" in library else f"lib{base}.so"
     variable = "LD_LIBRARY_PATH" if load_time else "LIBRARY_PATH"
     dirs = find_library_dirs(plan, filename, ctx)
-    on_path = set(split_path(plan.env.get(variable)))
-    new_dirs = [d for d in dirs if str(d) not in on_path]
+    # The loader's default dirs are searched anyway; on LD_LIBRARY_PATH they would override RUNPATHs.
+    on_path = {*split_path(plan.env.get(variable)), *loader_default_dirs()}
+    new_dirs = [d for d in dirs if str(d) not in on_path and os.path.realpath(d) not in on_path]
     if not new_dirs:
         if dirs:
-            detail = f"{filename} is in {dirs[0]}, which is already on {variable}; the path is not the problem"
+            detail = (f"{filename} is in {dirs[0]}, which is already on {variable} or searched by default; "
+                      "the path is not the problem")
         else:
             versioned = [] if load_time else find_library_dirs(plan, filename, ctx, versioned=True)
             detail = f"{filename} was not found in the ROCm lib dirs, pip-installed ROCm, ldconfig or the source tree"
@@ -233,8 +236,10 @@ def clean_build(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -
     detail = f"removed {', '.join(removed)}" if removed else "nothing to remove"
     if refused:
         detail += f"; refused (outside the tree or through a symlink): {', '.join(refused)}"
-    # A clean tree needs prepare again (e.g. hipify, vendored libraries).
-    return RemedyResult("clean_build", True, replace(plan, run_prepare=True), detail, removed=tuple(removed))
+    # A clean tree needs prepare again (e.g. hipify, vendored libraries).  Nothing removed = nothing
+    # changed: not applied, so it does not spend an attempt (issue 12).
+    return RemedyResult("clean_build", bool(removed), replace(plan, run_prepare=True) if removed else plan, detail,
+                        removed=tuple(removed))
 
 
 def uninstall_packages(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:

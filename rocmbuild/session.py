@@ -22,9 +22,10 @@ import tenacity
 
 from rocmbuild import runner
 from rocmbuild.catalogue import Catalogue
+from rocmbuild.checklist import after_prepare_command
 from rocmbuild.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
-from rocmbuild.ladder import Decision, FailedAttempt, decide
+from rocmbuild.ladder import Decision, FailedAttempt, compiled_anything, decide
 from rocmbuild.options import BuildOptions
 from rocmbuild.plan import BuildPlan
 from rocmbuild.records import RunRecorder
@@ -144,9 +145,13 @@ class BuildSession:
                        runners_up=[str(r) for r in diagnosis.runners_up][:5])
         self.say(f"attempt {number} failed: {diagnosis.category}"
                  + (f" at line {diagnosis.line}: {diagnosis.text}" if diagnosis.text else ""))
+        progress = outcome.progress
         state.history.append(FailedAttempt(
             number=number, ended=outcome.ended, category=diagnosis.category,
             fingerprint=diagnosis.fingerprint(), retryable=diagnosis.retryable, ladder=diagnosis.remedies,
+            compiled=compiled_anything(outcome.step.name if outcome.step else None,
+                                       progress.done if progress else None,
+                                       progress.percent if progress else None, diagnosis.category),
         ))
         return self._next(diagnosis)
 
@@ -168,8 +173,7 @@ class BuildSession:
             unavailable.add(decision.remedy)
         state.plan = result.plan
         last = state.history[-1]
-        state.history[-1] = FailedAttempt(last.number, last.ended, last.category, last.fingerprint,
-                                          last.retryable, last.ladder, (*last.remedies, decision.remedy))
+        state.history[-1] = replace(last, remedies=(*last.remedies, decision.remedy))
         self.rec.set_remedies(list(state.history[-1].remedies))
         return True
 
@@ -194,6 +198,9 @@ class BuildSession:
         steps = []
         if plan.run_prepare:
             steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
+            # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
+            if (check := after_prepare_command(plan)) is not None:
+                steps.append(runner.Step("prepare", check))
         steps += [runner.Step("build", c) for c in plan.recipe.steps.build]
         steps += [runner.Step("verify", c) for c in plan.recipe.steps.verify]
         return steps

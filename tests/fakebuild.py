@@ -205,13 +205,56 @@ def link_then_crash() -> int:
     return crash()
 
 
+def import_missing() -> int:
+    # Shape of vllm-project/vllm#2797 / pytorch/pytorch#103973: setup.py's `import torch` fails at load
+    # time, before anything compiled; the library is nowhere on this machine (issue 12, finding 3).
+    out("Traceback (most recent call last):",
+        f'  File "{SRC}/setup.py", line 15, in <module>',
+        "    import torch",
+        '  File "/opt/venv/lib/python3.11/site-packages/torch/__init__.py", line 237, in <module>',
+        "    from torch._C import *  # noqa: F403",
+        "ImportError: libroctx64.so.4: cannot open shared object file: No such file or directory")
+    return 1
+
+
+def network_down() -> int:
+    # The mirror stays unreachable: the network ladder's waits are all it deserves (issue 12, finding 2).
+    STATE.write_text("0")
+    return network()
+
+
+def crash_always() -> int:
+    # A clang crash that no -O level or job count cures (ROCm/llvm-project#722 shape).
+    ninja_prelude(40, 30)
+    out("FAILED: CMakeFiles/_C.dir/csrc/attention/paged_attention_v2.hip.o",
+        "clang++: error: clang frontend command failed with exit code 139 (use -v to see invocation)",
+        "ninja: build stopped: subcommand failed.")
+    return 1
+
+
+def colours() -> int:
+    # What a vLLM prepare step and a ninja build write to a terminal: colours, pip's redrawn
+    # progress bar, ninja's smart-terminal status (issue 12, finding 6).
+    for i in range(0, 101, 10):
+        bar = "━" * (i // 5)
+        sys.stdout.write(f"\r   \x1b[38;5;197m{bar:<20}\x1b[0m \x1b[32m{i}/100 MB\x1b[0m")
+        sys.stdout.flush()
+    out("", "\x1b[1;32mSuccessfully installed setuptools-scm-8.1.0\x1b[0m")
+    for i in range(1, 5):
+        sys.stdout.write(f"\r[{i}/4] Building HIP object CMakeFiles/_C.dir/csrc/k{i}.hip.o\x1b[K")
+        sys.stdout.flush()
+    out("")
+    return 0
+
+
 def ok() -> int:
     ninja_prelude(4, 4)
     return 0
 
 
 SCENARIOS = {f.__name__: f for f in (link, load, crash, oom, stale_arch, network, unknown, unsupported, stall,
-                                     link_then_crash, ok, unsupported_then_drain, crash_then_drain)}
+                                     link_then_crash, ok, unsupported_then_drain, crash_then_drain, import_missing,
+                                     network_down, crash_always, colours)}
 
 if __name__ == "__main__":
     sys.exit(SCENARIOS[sys.argv[1]]())

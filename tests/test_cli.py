@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -43,14 +44,24 @@ def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
     return subprocess.run([ROCMBUILD, *args], env=env, capture_output=True, text=True, timeout=60)
 
 
+def vllm_plan(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
+    """A vLLM plan on this host, where torch is not installed: printed, then refused like the run (issue 12)."""
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stdout.splitlines()
+    error = json.loads(lines[-1])
+    assert error["exit_code"] == 2 and "requires 'torch'" in error["error"]
+    assert "`rocmbuild torch vllm --arch " in error["todo"]
+    plan: dict[str, object] = json.loads(lines[0])
+    return plan
+
+
 def test_plan_json_through_the_installed_entry_point(rocm_tree: Path, tmp_path: Path,
                                                      isolated: dict[str, str]) -> None:
     source = tmp_path / "S"
     source.mkdir()
     proc = run_cli(["plan", "vllm", "--arch", "gfx942", "--rocm-path", str(rocm_tree), "--source", str(source),
                     "--json"], isolated)
-    assert proc.returncode == 0, proc.stderr
-    plan = json.loads(proc.stdout)
+    plan: dict[str, Any] = vllm_plan(proc)
     env = plan["env"]
     assert str(rocm_tree / "lib") in env["LIBRARY_PATH"].split(":")
     assert str(rocm_tree / "lib") in env["LD_LIBRARY_PATH"].split(":")
@@ -70,7 +81,8 @@ def test_dry_run_is_the_plan_and_deletes_nothing(rocm_tree: Path, tmp_path: Path
     (source / "build").mkdir(parents=True)
     proc = run_cli(["vllm", "--dry-run", "--arch", "gfx942;gfx90a", "--rocm-path", str(rocm_tree),
                     "--source", str(source)], isolated)
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 2, proc.stderr      # torch is not installed here: refused like the run
+    assert "`rocmbuild torch vllm --arch gfx942,gfx90a`" in proc.stderr
     assert "gfx942;gfx90a" in proc.stdout and "Environment changes" in proc.stdout
     assert "LIBRARY_PATH=" in proc.stdout and "Remedy ladder" in proc.stdout
     assert (source / "build").is_dir()
@@ -78,7 +90,8 @@ def test_dry_run_is_the_plan_and_deletes_nothing(rocm_tree: Path, tmp_path: Path
 
 def test_plan_without_source_shows_the_checkout_and_clones_nothing(rocm_tree: Path, tmp_path: Path,
                                                                   isolated: dict[str, str]) -> None:
-    proc = run_cli(["plan", "torch", "--arch", "gfx942", "--rocm-path", str(rocm_tree), "--json"], isolated)
+    proc = run_cli(["plan", "torch", "--arch", "gfx942", "--rocm-path", str(rocm_tree), "--json",
+                    "--skip-preflight"], isolated)
     assert proc.returncode == 0, proc.stderr
     plan = json.loads(proc.stdout)
     assert plan["source"] == str(tmp_path / "cache" / "rocmbuild" / "src" / "torch")
@@ -89,16 +102,14 @@ def test_plan_without_source_shows_the_checkout_and_clones_nothing(rocm_tree: Pa
 def test_environment_variables_set_options(rocm_tree: Path, tmp_path: Path, isolated: dict[str, str]) -> None:
     env = {**isolated, "ROCMBUILD_ARCH": "gfx90a", "ROCMBUILD_JOBS": "3", "ROCMBUILD_ROCM_PATH": str(rocm_tree)}
     proc = run_cli(["plan", "vllm", "--source", str(tmp_path), "--json"], env)
-    assert proc.returncode == 0, proc.stderr
-    plan = json.loads(proc.stdout)
+    plan: dict[str, Any] = vllm_plan(proc)
     assert plan["arch"] == ["gfx90a"] and plan["env"]["MAX_JOBS"] == "3" and plan["jobs_reason"] == "--jobs"
 
 
 def test_arch_auto_uses_an_exported_arch_variable(rocm_tree: Path, tmp_path: Path, isolated: dict[str, str]) -> None:
     env = {**isolated, "PYTORCH_ROCM_ARCH": "gfx90a:xnack+;gfx942"}
     proc = run_cli(["plan", "vllm", "--rocm-path", str(rocm_tree), "--source", str(tmp_path), "--json"], env)
-    assert proc.returncode == 0, proc.stderr
-    plan = json.loads(proc.stdout)
+    plan: dict[str, Any] = vllm_plan(proc)
     assert plan["arch"] == ["gfx90a", "gfx942"] and plan["arch_origin"] == "$PYTORCH_ROCM_ARCH"
     assert any("xnack" in w for w in plan["warnings"]), "stripping features is warned about"
 
@@ -222,5 +233,5 @@ def test_an_invalid_exported_max_jobs_is_overridden_with_a_warning(rocm_tree: Pa
                                                                   isolated: dict[str, str]) -> None:
     proc = run_cli(["plan", "vllm", "--arch", "gfx942", "--rocm-path", str(rocm_tree), "--source", str(tmp_path),
                     "--json"], {**isolated, "MAX_JOBS": "abc"})
-    plan = json.loads(proc.stdout)
+    plan: dict[str, Any] = vllm_plan(proc)
     assert plan["env"]["MAX_JOBS"] == str(plan["jobs"]) and any("MAX_JOBS" in w for w in plan["warnings"])

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import re
+import subprocess
+from pathlib import Path
 
 import pytest
 
@@ -47,7 +49,7 @@ def test_quiet_not_a_tty_prints_only_plain_progress_lines() -> None:
     assert "\x1b" not in text  # no terminal control in CI logs
 
 
-def test_normal_not_a_tty_relays_bytes_exactly_and_progress_only_between_lines() -> None:
+def test_normal_not_a_tty_relays_whole_lines_and_progress_only_between_lines() -> None:
     out = io.BytesIO()
     clock = Clock()
     d = Display(out, mode="normal", is_tty=False, plain_interval_s=0, clock=clock)
@@ -55,14 +57,37 @@ def test_normal_not_a_tty_relays_bytes_exactly_and_progress_only_between_lines()
     d.relay(b"half a li")
     clock.now += 1
     d.update(watcher_at(1, 4))
-    assert out.getvalue() == b"half a li"  # never splits a line of the build's output
+    first = out.getvalue()  # a line is relayed once it is whole (it may still be redrawn)
+    assert b"half" not in first and first.decode().startswith("rocmbuild: attempt 1/1 · build · 1/4")
     d.relay(b"ne\n\xff raw\r\n")
     clock.now += 1
     d.update(watcher_at(2, 4))
     d.close()
-    value = out.getvalue()
-    assert value.startswith(b"half a line\n\xff raw\r\n")
-    assert value[len(b"half a line\n\xff raw\r\n"):].decode().startswith("rocmbuild: attempt 1/1 · build · 2/4")
+    value = out.getvalue()[len(first):]
+    assert value.startswith(b"half a line\n\xff raw\n")  # bytes kept, the PTY's \r\n is a plain \n
+    assert value[len(b"half a line\n\xff raw\n"):].decode().startswith("rocmbuild: attempt 1/1 · build · 2/4")
+
+
+def test_not_a_tty_strips_ansi_and_collapses_redraws() -> None:
+    """Issue 12: relayed to a file, ninja's and pip's redraws and colours become their final lines."""
+    out = io.BytesIO()
+    raw = (b"\x1b[1;32m-- Configuring done\x1b[0m\r\n"
+           b"\r[1/3] Building CXX object a.o\x1b[K\r[2/3] Building CXX object bb.o\x1b[K\r[3/3] Linking\x1b[K\r\n"
+           b"Downloading x.whl   10%|#     |\rDownloading x.whl  100%|######|\r\n"
+           b"\x1b]0;title\x07tail without newline")
+    with Display(out, mode="normal", is_tty=False, plain_interval_s=1e9) as d:
+        for i in range(0, len(raw), 7):   # chunks cut through escapes and lines
+            d.relay(raw[i:i + 7])
+        d.message("rocmbuild: attempt 1 failed")
+    assert out.getvalue() == (b"-- Configuring done\n[3/3] Linking\nDownloading x.whl  100%|######|\n"
+                              b"tail without newline\nrocmbuild: attempt 1 failed\n")
+
+
+def test_on_a_tty_the_relay_is_byte_exact() -> None:
+    out = io.BytesIO()
+    with Display(out, mode="normal", is_tty=True, width=80) as d:
+        d.relay(b"\x1b[32mok\x1b[0m\r\n\r[1/2] a\x1b[K\r[2/2] b\x1b[K\n")
+    assert b"\x1b[32mok\x1b[0m\r\n\r[1/2] a\x1b[K\r[2/2] b\x1b[K\n" in out.getvalue()
 
 
 def test_verbose_relays_like_normal() -> None:
@@ -153,3 +178,21 @@ def test_text_streams_are_accepted() -> None:
 def test_unknown_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="mode"):
         Display(io.BytesIO(), mode="loud")
+
+
+def test_a_real_build_relayed_to_a_pipe_has_no_escapes_and_the_log_stays_raw(tmp_path: Path) -> None:
+    """Through the installed command, the real PTY runner and a scripted build (tests/fakebuild.py colours)."""
+    from test_e2e_ladder import ROCMBUILD, base_env, write_recipe
+
+    argv = [ROCMBUILD, str(write_recipe(tmp_path, "colours")), "--source", str(tmp_path), "--arch", "gfx90a",
+            "--run-dir", str(tmp_path / "run"), "--skip-preflight", "--no-cache"]
+    proc = subprocess.run(argv, env=base_env(tmp_path), capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    relayed = proc.stdout
+    assert b"\x1b" not in relayed and b"\r" not in relayed
+    assert "   ━━━━━━━━━━━━━━━━━━━━ 100/100 MB\n".encode() in relayed      # the bar's final state, once
+    assert b"Successfully installed setuptools-scm-8.1.0\n" in relayed
+    assert b"[4/4] Building HIP object CMakeFiles/_C.dir/csrc/k4.hip.o\n" in relayed
+    assert b"[1/4]" not in relayed
+    log = (tmp_path / "run" / "attempt-1.log").read_bytes()
+    assert log.count(b"\x1b[") >= 20 and b"\r[1/4] Building" in log, "attempt-1.log keeps the raw bytes"

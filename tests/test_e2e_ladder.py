@@ -185,10 +185,20 @@ def test_unknown_failure_stops_after_one_attempt(tmp_path: Path) -> None:
 
 
 def test_unknown_failure_with_escalate_unknown_uses_generic_ladder(tmp_path: Path) -> None:
+    (tmp_path / "src" / "build").mkdir(parents=True)   # something for clean_build to remove
     proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "unknown")), "--escalate-unknown",
                               "--max-attempts", "3")
     assert proc.returncode == 1
     assert remedies(summary)[:2] == [["clean_build"], ["lower_optimization"]], "uninstall finds nothing installed"
+
+
+def test_a_clean_with_nothing_to_remove_does_not_spend_an_attempt(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "unknown")), "--escalate-unknown",
+                              "--max-attempts", "3")
+    assert proc.returncode == 1
+    assert remedies(summary)[:2] == [["lower_optimization"], ["reduce_jobs"]]
+    skipped = [e["remedy"] for e in events(tmp_path) if e["event"] == "remedy.skipped"]
+    assert "clean_build" in skipped
 
 
 def test_unsupported_arch_is_not_retried(tmp_path: Path) -> None:
@@ -483,3 +493,20 @@ def test_a_crash_inside_the_run_still_finishes_the_record(tmp_path: Path) -> Non
     proc = subprocess.run(argv, env=base_env(tmp_path), capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "does not exist" in proc.stderr
     assert not (tmp_path / "run" / "summary.json").exists(), "usage errors stop before any record"
+
+
+def test_a_library_missing_at_import_before_compiling_stops_after_one_attempt(tmp_path: Path) -> None:
+    """Issue 12: no clean_build with nothing to clean, no -O2 / fewer jobs before anything compiled."""
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "import_missing")))
+    assert proc.returncode == 1, proc.stderr
+    assert len(summary["attempts"]) == 1 and remedies(summary) == [[]]
+    assert diag(summary, 1)["category"] == "missing_runtime_library"
+    assert "lower_optimization" not in proc.stderr and "cold" not in proc.stderr
+
+
+def test_a_dead_mirror_gets_its_waits_and_nothing_else(tmp_path: Path) -> None:
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "network_down")), "--max-attempts", "9")
+    assert proc.returncode == 1, proc.stderr
+    assert remedies(summary) == [["wait_and_retry"]] * 3 + [[]]
+    finished = [e for e in events(tmp_path) if e["event"] == "run.finished"][-1]
+    assert "network ladder is spent" in finished["reason"]

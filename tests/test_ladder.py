@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from rocmbuild.ladder import FailedAttempt, decide
+from dataclasses import replace
+
+import pytest
+
+from rocmbuild.ladder import FailedAttempt, compiled_anything, decide
 
 LIB = ("add_library_paths", "clean_build")
 OOM = ("reduce_jobs", "reduce_jobs", "reduce_jobs")
@@ -27,14 +31,16 @@ def test_different_failure_starts_its_own_ladder() -> None:
     assert decide(history, max_attempts=6).remedy == "lower_optimization"
 
 
-def test_repeated_rungs_and_then_generic_order_skipping_done() -> None:
+def test_repeated_rungs_then_stop_without_generic_fall_through() -> None:
     h = [failed(1, "out_of_memory", ladder=OOM, remedies=("reduce_jobs",)),
          failed(2, "out_of_memory", ladder=OOM, remedies=("reduce_jobs",)),
          failed(3, "out_of_memory", ladder=OOM)]
     assert decide(h, max_attempts=9).remedy == "reduce_jobs"
     h[2] = failed(3, "out_of_memory", ladder=OOM, remedies=("reduce_jobs",))
     h.append(failed(4, "out_of_memory", ladder=OOM))
-    assert decide(h, max_attempts=9).remedy == "clean_build"
+    d = decide(h, max_attempts=9)
+    assert d.outcome == "failed" and d.remedy is None      # issue 12: no clean_build / uninstall after the ladder
+    assert "out_of_memory ladder is spent" in d.reason and "reduce_jobs" in d.reason
 
 
 def test_unavailable_remedies_are_skipped() -> None:
@@ -64,4 +70,47 @@ def test_everything_tried_is_failed() -> None:
     h = [failed(1, "stale_build", ladder=("clean_build",), remedies=all_generic), failed(2, "stale_build",
                                                                                        ladder=("clean_build",))]
     d = decide(h, max_attempts=9)
-    assert d.outcome == "failed" and "every remedy" in d.reason
+    assert d.outcome == "failed" and "ladder is spent" in d.reason
+
+
+def test_spent_ladder_stops_instead_of_generic_remedies() -> None:
+    """Issue 12: a network failure that outlasts its 3 waits stops; no clean_build or lower_optimization."""
+    net = ("wait_and_retry",) * 3
+    h = [failed(n, "network", ladder=net, remedies=("wait_and_retry",)) for n in (1, 2, 3)]
+    h.append(failed(4, "network", ladder=net))
+    d = decide(h, max_attempts=9)
+    assert d.outcome == "failed" and "network ladder is spent" in d.reason
+
+
+def test_library_nowhere_to_be_found_stops_after_one_attempt() -> None:
+    """add_library_paths and clean_build found nothing to do: the run stops, no generic rungs."""
+    d = decide([failed(1, "missing_runtime_library", ladder=LIB, retryable=True)], max_attempts=6,
+               unavailable=frozenset({"add_library_paths", "clean_build"}))
+    assert d.outcome == "failed" and "nothing to do for add_library_paths, clean_build" in d.reason
+
+
+def test_no_compile_remedies_before_anything_compiled() -> None:
+    crash = ("lower_optimization", "reduce_jobs")
+    before = FailedAttempt(1, "exited", "compiler_crash", "x", True, crash, (), compiled=False)
+    d = decide([before], max_attempts=6)
+    assert d.outcome == "failed" and "before anything compiled" in d.reason
+    unknown = FailedAttempt(1, "exited", "unknown", "u", False, (), (), compiled=False)
+    h = [replace(unknown, remedies=("clean_build",)), replace(unknown, number=2, remedies=("uninstall_packages",)),
+         replace(unknown, number=3)]
+    assert decide(h, max_attempts=9, escalate_unknown=True).outcome == "failed"
+    stalled = FailedAttempt(1, "stalled", "stalled", "s", True, ("reduce_jobs",), (), compiled=False)
+    assert decide([stalled], max_attempts=6).outcome == "budget_exhausted"
+
+
+@pytest.mark.parametrize(("step", "done", "percent", "category", "expected"), [
+    ("prepare", 5, None, "compiler_crash", False),
+    ("checkout", None, None, "network", False),
+    ("build", None, None, "missing_runtime_library", False),   # `import torch` in setup.py
+    ("build", None, None, "network", False),
+    ("build", 3, None, "network", True),
+    ("build", None, 12, "missing_python_dependency", True),
+    ("build", None, None, "compiler_crash", True),
+    ("verify", None, None, "missing_library", True),
+])
+def test_compiled_anything(step: str, done: int | None, percent: int | None, category: str, expected: bool) -> None:
+    assert compiled_anything(step, done, percent, category) is expected

@@ -172,3 +172,24 @@ def test_a_lone_versioned_soname_means_the_dev_package_is_missing(tmp_path: Path
                                RemedyContext(run=no_commands, extra_library_dirs=(libdir,)))
     assert not result.applied
     assert "development package" in result.detail and result.warning and "hipblas-dev" in result.warning
+
+
+def test_add_library_paths_never_adds_a_loader_default_dir(tmp_path: Path) -> None:
+    """Issue 12: found only in /lib/x86_64-linux-gnu (real ldconfig output shape): the loader searches it anyway."""
+    plan = make_plan(tmp_path)
+
+    def ldconfig(argv: list[str], **_: object) -> CommandResult:
+        if "ldconfig" in argv[0]:
+            return CommandResult(0, "\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1\n")
+        return CommandResult(1, "")
+
+    result = add_library_paths(plan, Diag("missing_runtime_library", {"library": "libz.so.1"}),
+                               RemedyContext(run=ldconfig))
+    assert not result.applied and "LD_LIBRARY_PATH" not in result.plan.env
+    assert "searched by default" in result.detail
+
+
+def test_clean_build_with_nothing_to_remove_is_not_applied(tmp_path: Path) -> None:
+    """Issue 12: an empty clean changes nothing, so it must not spend an attempt."""
+    result = clean_build(make_plan(tmp_path).with_changes(run_prepare=False), Diag("stale_build"), CTX)
+    assert not result.applied and result.removed == () and "nothing to remove" in result.detail
