@@ -82,6 +82,7 @@ SCENARIOS = (
     Scenario("import_missing", "import_missing", 1,
              "library at import time found nowhere, nothing to clean, nothing compiled: stop"),
     Scenario("network_down", "network_down", 4, "the network ladder's three waits, then stop"),
+    Scenario("broken_ssl", "broken_ssl", 1, "a broken interpreter is not the network: stop at once"),
     Scenario("crash_always", "crash_always", 3, "-O2, fewer jobs, then stop (its ladder is spent)",
              env=(("CXXFLAGS", "-O3"),), extra=("--jobs", "4")),
 )

@@ -7,6 +7,7 @@ the same as a live one.
 
 from __future__ import annotations
 
+import functools
 import io
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -80,9 +81,28 @@ class _Blank(dict[str, str]):
         return "?"
 
 
+@functools.lru_cache(maxsize=1)
+def _signature_advice() -> dict[str, str]:
+    """Each signature's own advice (where it has one), from the catalogue the build used."""
+    from rocmbuild.catalogue import load_catalogue
+    from rocmbuild.errors import CatalogueError
+
+    try:
+        catalogue = load_catalogue()
+    except CatalogueError:  # a broken user file was reported when the build loaded it
+        catalogue = load_catalogue(user=False)
+    return {sig.id: sig.advice for sig in catalogue.signatures if sig.advice}
+
+
 def next_steps(diagnosis: Mapping[str, Any] | None) -> str:
+    """What to do about ``diagnosis``: its signature's own advice when it has one, else its category's."""
     if not diagnosis:
         return ""
+    from rocmbuild.classifier import fill_advice
+
+    own = _signature_advice().get(str(diagnosis.get("signature") or ""))
+    if own:
+        return fill_advice(own, {k: str(v) for k, v in (diagnosis.get("fields") or {}).items()})
     from rocmbuild.libraries import library_base, library_package_hint
 
     fields = _Blank({k: str(v) for k, v in (diagnosis.get("fields") or {}).items()})

@@ -247,6 +247,24 @@ def colours() -> int:
     return 0
 
 
+def broken_ssl() -> int:
+    # pip in a mixed interpreter (LD_LIBRARY_PATH put another libpython first): ssl cannot load, every
+    # HTTPS fetch fails; shape of pyenv/pyenv#2760 and pypa/pip#5366 (issue 12, findings 1-2).
+    out("Collecting setuptools-scm>=8",
+        "WARNING: pip is configured with locations that require TLS/SSL, however the ssl module in Python is "
+        "not available.",
+        "WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after connection "
+        "broken by 'SSLError(\"Can't connect to HTTPS URL because the SSL module is not available.\")': "
+        "/simple/setuptools-scm/",
+        "Could not fetch URL https://pypi.org/simple/setuptools-scm/: There was a problem confirming the ssl "
+        "certificate: HTTPSConnectionPool(host='pypi.org', port=443): Max retries exceeded with url: "
+        "/simple/setuptools-scm/ (Caused by SSLError(\"Can't connect to HTTPS URL because the SSL module is not "
+        "available.\")) - skipping",
+        "ERROR: Could not find a version that satisfies the requirement setuptools-scm>=8 (from versions: none)",
+        "ERROR: No matching distribution found for setuptools-scm>=8")
+    return 1
+
+
 def ok() -> int:
     ninja_prelude(4, 4)
     return 0
@@ -254,7 +272,7 @@ def ok() -> int:
 
 SCENARIOS = {f.__name__: f for f in (link, load, crash, oom, stale_arch, network, unknown, unsupported, stall,
                                      link_then_crash, ok, unsupported_then_drain, crash_then_drain, import_missing,
-                                     network_down, crash_always, colours)}
+                                     network_down, crash_always, colours, broken_ssl)}
 
 if __name__ == "__main__":
     sys.exit(SCENARIOS[sys.argv[1]]())

@@ -510,3 +510,26 @@ def test_a_dead_mirror_gets_its_waits_and_nothing_else(tmp_path: Path) -> None:
     assert remedies(summary) == [["wait_and_retry"]] * 3 + [[]]
     finished = [e for e in events(tmp_path) if e["event"] == "run.finished"][-1]
     assert "network ladder is spent" in finished["reason"]
+
+
+def test_pip_without_its_ssl_module_is_a_broken_interpreter_not_the_network(tmp_path: Path) -> None:
+    """Issue 12, findings 1-2: the mixed interpreter was diagnosed `network` and waited out for 9 minutes."""
+    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "broken_ssl")), "--max-attempts", "6")
+    assert proc.returncode == 4, proc.stderr
+    assert summary["outcome"] == "not_retryable" and len(summary["attempts"]) == 1
+    assert diag(summary, 1)["signature"] == "broken-interpreter"
+    assert "LD_LIBRARY_PATH" in summary["todo"] and "proxy" not in summary["todo"]
+
+
+def test_vllm_on_a_cpu_torch_is_told_torch_is_not_a_rocm_build(tmp_path: Path) -> None:
+    """Issue 12, finding 10: the advice names the one cause, not four."""
+    script = tmp_path / "setup_cpu_torch.py"
+    script.write_text("print('Traceback (most recent call last):')\n"
+                      "print('  File \"setup.py\", line 560, in <module>')\n"
+                      "print('RuntimeError: Unknown runtime environment')\nraise SystemExit(1)\n")
+    recipe = tmp_path / "cpuvllm.toml"
+    recipe.write_text(f'name = "cpuvllm"\n[steps]\nbuild = ["{sys.executable} {script}"]\n')
+    proc, summary = rocmbuild(tmp_path, str(recipe))
+    assert proc.returncode == 4, proc.stderr
+    assert diag(summary, 1)["signature"] == "vllm-unknown-runtime"
+    assert "not a ROCm build" in summary["todo"] and "--index-url" in summary["todo"]
