@@ -282,3 +282,33 @@ def test_doctor_gfx942_passes_with_clang19_and_fails_with_hipcc52(tmp_path: Path
     arch = next(c for c in report["checks"] if c["name"] == "arch gfx942")
     assert arch["status"] == "fail" and "invalid target ID" in arch["detail"]
     assert "--hip-compiler /usr/bin/clang++-19" in arch["todo"]
+
+
+@pytest.mark.clang19
+@pytest.mark.hip
+def test_plan_shows_the_compiler_its_llvm_and_the_device_libs(tmp_path: Path, source: Path, device_libs: str) -> None:
+    env = env_for(tmp_path, HIP_DEVICE_LIB_PATH=device_libs)
+    proc = subprocess.run([ROCMBUILD, "plan", str(RECIPE), "--arch", "gfx942", "--source", str(source),
+                           "--hip-compiler", "clang++-19", "--json"], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    plan = json.loads(proc.stdout.splitlines()[-1])
+    assert plan["hip_compiler"] == {"path": CLANG, "kind": "clang", "origin": "--hip-compiler", "llvm_bin": LLVM19}
+    assert plan["hip_device_lib_path"] == device_libs
+    assert plan["env"]["HIPCXX"] == CLANG and plan["env"]["PATH"].startswith(LLVM19 + ":")
+    text = subprocess.run([ROCMBUILD, "plan", str(RECIPE), "--arch", "gfx942", "--source", str(source),
+                           "--hip-compiler", "clang++-19"], env=env, capture_output=True, text=True, timeout=300)
+    assert f"HIP compiler {CLANG} (--hip-compiler)" in text.stdout + text.stderr
+    assert f"HIP_DEVICE_LIB_PATH={device_libs}" in text.stdout + text.stderr
+
+
+def test_a_clang_hip_compiler_is_cached_through_the_cmake_launcher_not_the_hipcc_wrapper(tmp_path: Path) -> None:
+    from rocmbuild.cache import CompilerCache
+
+    env = {**env_for(tmp_path), "HIPCXX": "/usr/bin/clang++"}
+    cache = CompilerCache.for_build(env=env, source=tmp_path, remote=None, hip_compiler_is_clang=True)
+    assert cache is not None, "ccache is installed by make toolchain"
+    variables = dict(cache.variables)
+    assert "HIP_CLANG_PATH" not in variables            # hipcc's wrapper would wrap a compiler nobody runs
+    assert variables["CMAKE_HIP_COMPILER_LAUNCHER"] == str(cache.tool.path)
+    assert cache.device_compiles_cached and cache.describe()["device_compiles_cached"]
