@@ -75,6 +75,22 @@ NEXT_STEPS: dict[str, str] = {
 }
 
 
+# Shapes whose own text says exactly what is missing: their advice beats the category's.
+NEXT_STEPS_BY_SIGNATURE: dict[str, str] = {
+    "hip-device-library-missing-for-arch": (
+        "The HIP compiler's device libraries have no bitcode for {arch} (oclc_isa_version_<gfx number>.bc). "
+        "Install device libraries that know {arch}, or build that file (ROCM.md: one constant compiled "
+        "from OpenCL; `make toolchain` builds gfx942's in ~/.cache/rocmbuild/device-libs/llvm-19) and export "
+        "HIP_DEVICE_LIB_PATH=that directory."
+    ),
+    "cmake4-policy-minimum-removed": (
+        "CMake 4 refuses cmake_minimum_required(VERSION <3.5) in the file named above the line. Export "
+        "CMAKE_POLICY_VERSION_MINIMUM=3.5 (it reaches nested CMake runs; a -D flag does not), raise the "
+        "minimum in that file, or build with CMake 3.x."
+    ),
+}
+
+
 class _Blank(dict[str, str]):
     def __missing__(self, key: str) -> str:
         return "?"
@@ -90,7 +106,8 @@ def next_steps(diagnosis: Mapping[str, Any] | None) -> str:
         fields.setdefault("package", library_package_hint(fields["library"]))
         if diagnosis.get("category") == "missing_library":
             fields["library"] = library_base(fields["library"])
-    template = NEXT_STEPS.get(str(diagnosis.get("category")), NEXT_STEPS["unknown"])
+    template = NEXT_STEPS_BY_SIGNATURE.get(str(diagnosis.get("signature"))) or \
+        NEXT_STEPS.get(str(diagnosis.get("category")), NEXT_STEPS["unknown"])
     return template.format_map(fields)
 
 

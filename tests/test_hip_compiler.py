@@ -312,3 +312,26 @@ def test_a_clang_hip_compiler_is_cached_through_the_cmake_launcher_not_the_hipcc
     assert "HIP_CLANG_PATH" not in variables            # hipcc's wrapper would wrap a compiler nobody runs
     assert variables["CMAKE_HIP_COMPILER_LAUNCHER"] == str(cache.tool.path)
     assert cache.device_compiles_cached and cache.describe()["device_compiles_cached"]
+
+
+def test_device_library_and_cmake4_shapes_are_diagnosed_with_their_own_advice() -> None:
+    from rocmbuild.classifier import classify
+    from rocmbuild.report import next_steps
+
+    log = ["[1/3] Building HIP object CMakeFiles/k.dir/k.hip.o",
+           "FAILED: CMakeFiles/k.dir/k.hip.o",
+           "clang++-19: error: cannot find ROCm device library for gfx942; provide its path via '--rocm-path' or "
+           "'--rocm-device-lib-path', or pass '-nogpulib' to build without ROCm device library"]
+    found = classify(log)
+    assert (found.category, found.signature, found.line, found.fields) == (
+        "toolchain_missing", "hip-device-library-missing-for-arch", 3, {"arch": "gfx942"})
+    advice = next_steps(found.summary_json())
+    assert "no bitcode for gfx942" in advice and "HIP_DEVICE_LIB_PATH" in advice
+
+    cmake = ["CMake Error at /usr/lib/x86_64-linux-gnu/cmake/hip/hip-config.cmake:20 (cmake_minimum_required):",
+             "  Compatibility with CMake < 3.5 has been removed from CMake.", "",
+             "  Or, add -DCMAKE_POLICY_VERSION_MINIMUM=3.5 to try configuring anyway."]
+    found = classify(cmake)
+    assert (found.signature, found.line, found.retryable, found.remedies) == (
+        "cmake4-policy-minimum-removed", 2, True, ("set_cmake_policy_minimum",))
+    assert "CMAKE_POLICY_VERSION_MINIMUM=3.5" in next_steps(found.summary_json())
