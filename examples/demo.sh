@@ -25,13 +25,15 @@ export PATH="$PWD/.venv/bin:$PATH"
 work=$(mktemp -d "${TMPDIR:-/tmp}/rocmbuild-demo.XXXXXX")
 
 # Can this machine build gfx942?  Say why not when it cannot.
+# DEMO_HIP_COMPILER picks another clang++ (>= 16), e.g. clang++-20.
 why_not=""
-clang=$(command -v clang++-19 || true)
+wanted=${DEMO_HIP_COMPILER:-clang++-19}
+clang=$(command -v "$wanted" || true)
 if [ -z "$clang" ]; then
-  why_not="clang++-19 is not installed (apt-get install clang-19 lld-19)"
+  why_not="$wanted is not installed (apt-get install clang-19 lld-19)"
 elif ! .venv/bin/python -c 'import cmake, sys; sys.exit(tuple(map(int, cmake.__version__.split(".")[:2])) < (3, 28))' 2>/dev/null; then
   why_not="CMake >= 3.28 is not in the venv (make toolchain installs it from PyPI)"
-elif ! device_libs=$(bash examples/device-libs.sh clang-19 2>"$work/device-libs.err"); then
+elif ! device_libs=$(bash examples/device-libs.sh "${clang/clang++/clang}" 2>"$work/device-libs.err"); then
   why_not="the gfx942 device libraries could not be built: $(tail -1 "$work/device-libs.err")"
 fi
 
@@ -58,7 +60,8 @@ fi
 
 echo "demo: not building gfx942: $why_not."
 echo "demo: falling back to the hipcc example for gfx90a (Debian's HIP 5.2 rejects gfx942)."
-# A target the local toolchain accepts.
+# A target the local toolchain accepts: hipcc's (this example compiles with hipcc, not HIPCXX).
+unset HIPCXX
 arch=""
 for candidate in gfx942 gfx90a gfx908; do
   if rocmbuild doctor --json --arch "$candidate" >/dev/null 2>&1; then arch=$candidate; break; fi
