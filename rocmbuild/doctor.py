@@ -24,6 +24,7 @@ from rocmbuild import hipcompiler, preflight, runner
 from rocmbuild import host as hostmod
 from rocmbuild.checklist import RocmFacts, find_hipcc, toolchain_checks
 from rocmbuild.environment import choose_jobs
+from rocmbuild.errors import UsageError
 
 Run = Callable[..., runner.CommandResult]
 DEFAULT_GB_PER_JOB = 4.0
@@ -86,8 +87,16 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     rocm_like = RocmFacts(rocm.root, rocm.version, list(rocm.lib_dirs), list(rocm.bin_dirs)) if rocm else None
     python = shutil.which("python3", path=env.get("PATH")) or "python3"
     # The HIP compiler builds would use (--hip-compiler, $HIPCXX, else hipcc): the checks judge it.
-    compiler = hipcompiler.resolve(hip_compiler, env, hipcc)
+    bad: preflight.Check | None = None
+    try:
+        compiler = hipcompiler.resolve(hip_compiler, env, hipcc)
+    except UsageError as exc:
+        # doctor reports a broken HIPCXX as a failed check (a build refuses it with exit 2).
+        compiler = None
+        bad = preflight.Check("HIP compiler", "fail", exc.what, exc.todo, "toolchain_missing")
     checks = toolchain_checks(rocm=rocm_like, hipcc=hipcc, archs=archs, env=env, run=run, compiler=compiler)
+    if bad is not None:
+        checks.insert(1, bad)
     checks.append(preflight.check_memory(facts.mem_available, DEFAULT_GB_PER_JOB))
     checks.append(preflight.check_disk(Path.cwd(), 0))
     torch = preflight.check_torch_rocm(python, env, run)

@@ -335,3 +335,11 @@ def test_device_library_and_cmake4_shapes_are_diagnosed_with_their_own_advice() 
     assert (found.signature, found.line, found.retryable, found.remedies) == (
         "cmake4-policy-minimum-removed", 2, True, ("set_cmake_policy_minimum",))
     assert "CMAKE_POLICY_VERSION_MINIMUM=3.5" in next_steps(found.summary_json())
+
+
+def test_doctor_reports_a_broken_hipcxx_as_a_failed_check(tmp_path: Path) -> None:
+    code, report = _doctor(tmp_path, HIPCXX=str(tmp_path / "clang++-gone"))
+    assert code == 1
+    check = next(c for c in report["checks"] if c["name"] == "HIP compiler")
+    assert check["status"] == "fail" and "is not an executable program" in check["detail"]
+    assert report["hip_compiler"] is None
