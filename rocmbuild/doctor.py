@@ -94,6 +94,9 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
         # doctor reports a broken HIPCXX as a failed check (a build refuses it with exit 2).
         compiler = None
         bad = preflight.Check("HIP compiler", "fail", exc.what, exc.todo, "toolchain_missing")
+    libs = hipcompiler.default_device_libs(compiler, rocm.layout if rocm else None, env)
+    if libs is not None:    # as builds get it (planning.py)
+        env["HIP_DEVICE_LIB_PATH"] = str(libs)
     checks = toolchain_checks(rocm=rocm_like, hipcc=hipcc, archs=archs, env=env, run=run, compiler=compiler)
     if bad is not None:
         checks.insert(1, bad)
@@ -122,6 +125,8 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
         "arch_checked": list(archs),
         "hip_compiler": {**compiler.to_json(), "why": _compiler_why(compiler)} if compiler else None,
         "hip_device_lib_path": hipcompiler.device_lib_path(env),
+        "hip_device_lib_path_origin": None if not hipcompiler.device_lib_path(env) else
+        "built by `make toolchain`; HIP_DEVICE_LIB_PATH was unset" if libs is not None else "$HIP_DEVICE_LIB_PATH",
         "loader": loader_config(run),
         "cache": cache_info,
         "jobs": {"max_jobs": jobs, "why": jobs_reason, "cpus": facts.cpus_reason, "memory": facts.mem_reason},
@@ -146,8 +151,9 @@ def render(report: Mapping[str, Any], width: int = 120) -> str:
     compiler = report.get("hip_compiler")
     console.print(f"HIP compiler: {compiler['path']} ({compiler['why']})" if compiler
                   else "HIP compiler: none (no $HIPCXX, no hipcc)")
-    libs = report.get("hip_device_lib_path") or "unset (the compiler searches its ROCm)"
-    console.print(f"HIP_DEVICE_LIB_PATH: {libs}")
+    libs = report.get("hip_device_lib_path")
+    shown = f"{libs} ({report.get('hip_device_lib_path_origin')})" if libs else "unset (the compiler searches its ROCm)"
+    console.print(f"HIP_DEVICE_LIB_PATH: {shown}")
     table = Table(title="checks", title_justify="left")
     for column in ("check", "status", "detail", "what to do"):
         table.add_column(column, overflow="fold")

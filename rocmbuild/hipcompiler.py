@@ -10,7 +10,10 @@ the compiler the build will really use.
 Order: ``--hip-compiler PATH`` (also ``ROCMBUILD_HIP_COMPILER``), then the
 caller's ``$HIPCXX``, then hipcc (whose clang is the ROCm install's).
 ``HIP_DEVICE_LIB_PATH`` (where clang looks for the device-library bitcode) is
-honoured as the caller set it and shown.
+honoured as the caller set it and shown.  Unset, with a clang compiler on
+Debian's system layout, it defaults to the directory ``make toolchain`` builds
+(Debian's bitcode plus gfx942's ISA file): that clang finds no device library
+there otherwise.
 """
 
 from __future__ import annotations
@@ -120,3 +123,12 @@ def built_device_libs(llvm_bin: str | None = None) -> Path | None:
             return root / f"llvm-{m.group(1)}"
     dirs = sorted(root.glob("llvm-*")) if root.is_dir() else []
     return dirs[-1] if dirs else None
+
+
+def default_device_libs(compiler: HipCompiler | None, rocm_layout: str | None,
+                        environ: Mapping[str, str]) -> Path | None:
+    """The device-lib dir to use when the caller set none: only for a clang HIP compiler on
+    Debian's system layout (a real ROCm's clang finds ROCm's own bitcode, which must win)."""
+    if compiler is None or not compiler.is_clang or rocm_layout != "system" or device_lib_path(environ):
+        return None
+    return built_device_libs(compiler.llvm_bin)

@@ -155,6 +155,10 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
     compiler = hipcompiler.resolve(options.hip_compiler, apply_changes(environ, changes),
                                    str(rocm.hipcc) if rocm and rocm.hipcc else None)
     changes += hip_compiler_changes(compiler, options.hip_compiler is not None, environ)
+    libs = hipcompiler.default_device_libs(compiler, rocm.layout if rocm else None, environ)
+    if libs is not None:
+        changes += (EnvChange("HIP_DEVICE_LIB_PATH", "default", str(libs),
+                              "device libraries with gfx942's bitcode, built by `make toolchain`"),)
     plan = BuildPlan(
         recipe=recipe, source=source, source_origin=source_origin, rocm=summary, archs=archs,
         arch_origin=arch_origin, jobs=jobs, jobs_reason=jobs_reason, caller_env=dict(environ),

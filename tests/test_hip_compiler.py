@@ -343,3 +343,36 @@ def test_doctor_reports_a_broken_hipcxx_as_a_failed_check(tmp_path: Path) -> Non
     check = next(c for c in report["checks"] if c["name"] == "HIP compiler")
     assert check["status"] == "fail" and "is not an executable program" in check["detail"]
     assert report["hip_compiler"] is None
+
+
+@pytest.mark.clang19
+@pytest.mark.hip
+def test_unset_hip_device_lib_path_defaults_to_the_make_toolchain_dir_on_debian(
+        tmp_path: Path, source: Path, device_libs: str) -> None:
+    cache = str(Path(device_libs).parents[2])           # the XDG_CACHE_HOME the fixture built it in
+    code, report = _doctor(tmp_path, HIPCXX=CLANG, XDG_CACHE_HOME=cache)
+    assert code == 0, report["checks"]
+    assert report["hip_device_lib_path"] == device_libs
+    assert "make toolchain" in report["hip_device_lib_path_origin"]
+
+    def planned(**extra: str) -> dict[str, Any]:
+        proc = subprocess.run([ROCMBUILD, "plan", str(RECIPE), "--arch", "gfx942", "--source", str(source),
+                               "--json"], env=env_for(tmp_path, HIPCXX=CLANG, XDG_CACHE_HOME=cache, **extra),
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        return dict(json.loads(proc.stdout.splitlines()[-1]))
+
+    assert planned()["env"]["HIP_DEVICE_LIB_PATH"] == device_libs
+    # The caller's own choice is kept (here Debian's bitcode, which then fails preflight: exit 4).
+    proc = subprocess.run([ROCMBUILD, "plan", str(RECIPE), "--arch", "gfx90a", "--source", str(source), "--json"],
+                          env=env_for(tmp_path, HIPCXX=CLANG, XDG_CACHE_HOME=cache, HIP_DEVICE_LIB_PATH="/x/bc"),
+                          capture_output=True, text=True, timeout=300)
+    assert json.loads(proc.stdout.splitlines()[-1])["hip_device_lib_path"] == "/x/bc"
+
+
+def test_no_default_device_libs_for_a_real_rocm_or_hipcc(tmp_path: Path) -> None:
+    clang = hipcompiler.HipCompiler("/opt/rocm/lib/llvm/bin/clang++", "clang", "$HIPCXX", "/opt/rocm/lib/llvm/bin")
+    assert hipcompiler.default_device_libs(clang, "opt", {}) is None          # ROCm's own bitcode must win
+    hipcc = hipcompiler.HipCompiler("/usr/bin/hipcc", "hipcc", "hipcc", None)
+    assert hipcompiler.default_device_libs(hipcc, "system", {}) is None
+    assert hipcompiler.default_device_libs(clang, "system", {"HIP_DEVICE_LIB_PATH": "/mine"}) is None
