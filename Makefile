@@ -2,8 +2,11 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-# Debian's HIP toolchain (HIP 5.2, clang 15) and the tools the tests use.
-APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-server ninja-build cmake git
+# Debian's HIP toolchain (HIP 5.2, clang 15) and the tools the tests use; clang-19 + lld-19
+# compile HIP for gfx942 (ROCM.md, "gfx942 for real on Debian 12").
+APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-server ninja-build cmake git clang-19 lld-19
+# CMake's HIP language with clang-19 needs CMake >= 3.28 (Debian 12 has 3.25): PyPI's, into the venv.
+CMAKE_PIP := cmake>=3.28,<5
 export HIP_PLATFORM ?= amd
 
 .PHONY: install toolchain test lint demo bench clean
@@ -18,16 +21,23 @@ $(VENV)/.installed: pyproject.toml
 
 # Installs the real HIP toolchain when it is missing and we can (root + apt);
 # otherwise says exactly what to install.
-toolchain:
-	@if command -v hipcc >/dev/null && command -v ccache >/dev/null && command -v redis-server >/dev/null; then \
-	  echo "toolchain: hipcc, ccache and redis-server present"; \
+toolchain: install
+	@if command -v hipcc >/dev/null && command -v ccache >/dev/null && command -v redis-server >/dev/null \
+	    && command -v clang++-19 >/dev/null && command -v ld.lld-19 >/dev/null; then \
+	  echo "toolchain: hipcc, clang-19, ccache and redis-server present"; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 	  echo "toolchain: installing $(APT_PACKAGES)"; \
 	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES) >/dev/null; \
 	else \
 	  echo "toolchain: hipcc/ccache/redis-server missing; install them with:"; \
 	  echo "  sudo apt-get install $(APT_PACKAGES)"; \
-	  echo "tests marked 'hip' and 'redis' are deselected until then"; \
+	  echo "tests marked 'hip', 'clang19' and 'redis' are deselected until then"; \
+	fi
+	@$(PY) -c 'import cmake, sys; v = tuple(map(int, cmake.__version__.split(".")[:2])); sys.exit(v < (3, 28))' \
+	  2>/dev/null || $(PY) -m pip install -q '$(CMAKE_PIP)'
+	@# The device-library dir with gfx942's ISA bitcode, in the user cache (outside the tree).
+	@if command -v clang-19 >/dev/null; then \
+	  echo "toolchain: gfx942 device libraries in $$(bash examples/device-libs.sh clang-19)"; \
 	fi
 
 test: install toolchain

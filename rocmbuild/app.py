@@ -221,7 +221,8 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     from rocmbuild.cache import CompilerCache
 
     cache = CompilerCache.for_build(env=plan.env, source=plan.source, remote=options.cache_remote,
-                                    run=services.run)
+                                    run=services.run, hip_compiler_is_clang=bool(
+                                        plan.hip_compiler and plan.hip_compiler.is_clang))
     if cache is None:
         return plan, None
     return plan.with_changes(*cache.changes()), cache

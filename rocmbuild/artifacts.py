@@ -99,6 +99,9 @@ class Tools:
     bundler: tuple[str, ...] = ()
     other_objdump: tuple[str, ...] = ()    # llvm-objdump from PATH / versioned names: may be too old
     builtin: bool = True
+    # The bundler of the HIP compiler's own LLVM (llvm_bin): it knows the bundle format that
+    # compiler wrote (e.g. a newer clang's compressed bundles), so it goes before roc-obj-ls.
+    compiler_bundler: tuple[str, ...] = ()
 
 
 def _versioned(directory: Path, stem: str) -> list[Path]:
@@ -149,6 +152,7 @@ def find_tools(rocm_root: Path | str | None = None, path: str | None = None,
         roc_obj_ls=tuple(executables([*rocm_dirs, *path_dirs], "roc-obj-ls")),
         bundler=tuple(executables([*rocm_dirs, *path_dirs], "clang-offload-bundler", versioned=True)),
         other_objdump=tuple(other),
+        compiler_bundler=tuple(executables([Path(llvm_bin)], "clang-offload-bundler")) if llvm_bin else (),
     )
 
 
@@ -379,6 +383,10 @@ def list_code_objects(
     for tool in tools.rocm_objdump:
         if (got := attempt(tool, _with_objdump(tool, path, run, env))) is not None:
             return got
+    if bundles:
+        for tool in tools.compiler_bundler:
+            if (got := attempt(tool, _with_bundler(tool, bundles, run, env))) is not None:
+                return got
     for tool in tools.roc_obj_ls:
         if (got := attempt(tool, _with_roc_obj_ls(tool, path, run, env))) is not None:
             return got

@@ -672,9 +672,12 @@ class CompilerCache:
 
     @classmethod
     def for_build(cls, *, env: Mapping[str, str], source: Path, remote: str | None,
-                  run: Run = runner.capture) -> CompilerCache | None:
+                  run: Run = runner.capture, hip_compiler_is_clang: bool = False) -> CompilerCache | None:
         """Set up the cache for a build in ``source`` (None when no cache tool is installed).
 
+        ``hip_compiler_is_clang``: the build compiles device code with a clang named by HIPCXX
+        (a CMake HIP-language build): CMAKE_HIP_COMPILER_LAUNCHER routes those compiles, and
+        hipcc's clang wrapper would wrap a compiler the build does not use.
         Raises UsageError for a ``--cache-remote`` the tool cannot use (exit 2).
         """
         from rocmbuild.errors import UsageError
@@ -690,14 +693,14 @@ class CompilerCache:
                                  "or leave --cache-remote out")
         warnings = list(check_environment(env))
         wrapper_dir: Path | None = None
-        real = find_real_clang_dir(env, run) if tool.name == "ccache" else None
+        real = find_real_clang_dir(env, run) if tool.name == "ccache" and not hip_compiler_is_clang else None
         if real is not None:
             wrapper_dir = default_wrapper_dir(real, tool)
             write_wrappers(wrapper_dir, real, tool.path)
         # Setting CMAKE_ARGS is harmless for builds that do not read it, and vLLM does.
         variables = cache_env(config, recipe_uses_cmake=True, caller_env=env, wrapper_dir=wrapper_dir,
                               source=source)
-        device = False
+        device = hip_compiler_is_clang and "HIP" in LAUNCHER_LANGS
         if wrapper_dir is not None:
             device = hipcc_uses_wrapper({**env, **variables}, run)
             if not device:

@@ -79,6 +79,7 @@ REMEDY_NAMES = (
     "lower_optimization",
     "reduce_jobs",
     "wait_and_retry",
+    "set_cmake_policy_minimum",
 )
 BUNDLED_NAME = "signatures.toml"
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rocmbuild import preflight, runner
+from rocmbuild.hipcompiler import HipCompiler
 from rocmbuild.plan import BuildPlan
 from rocmbuild.recipe import Recipe
 
@@ -38,8 +39,15 @@ def find_hipcc(hipcc: str | None, env: Mapping[str, str]) -> str | None:
 
 
 def toolchain_checks(*, rocm: RocmFacts | None, hipcc: str | None, archs: Sequence[str], env: Mapping[str, str],
-                     run: Run) -> list[preflight.Check]:
+                     run: Run, compiler: HipCompiler | None = None) -> list[preflight.Check]:
     checks = [preflight.check_rocm_root(rocm)]
+    if compiler is not None and compiler.is_clang:
+        # The build compiles with this clang (HIPCXX), not hipcc: probe what the build will use.
+        check = preflight.check_hip_compiler(compiler, env, run)
+        checks.append(check)
+        if not check.failed and archs:
+            checks += preflight.check_arch_supported(compiler.path, archs, env, run, compiler=compiler)
+        return checks
     platform = preflight.check_hipcc_is_amd(hipcc, env, run)
     checks.append(platform)
     if hipcc and not platform.failed and archs:
@@ -54,7 +62,8 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: Run = runner.capture) 
     if plan.rocm.root:
         rocm = RocmFacts(Path(plan.rocm.root), plan.rocm.version, [Path(d) for d in plan.rocm.lib_dirs], [])
     hipcc = find_hipcc(plan.rocm.hipcc, env)
-    checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=plan.archs, env=env, run=run)
+    checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=plan.archs, env=env, run=run,
+                              compiler=plan.hip_compiler)
     resources = plan.recipe.resources
     checks += preflight.check_libraries(plan.recipe.preflight.libraries, plan.rocm.lib_dirs, run)
     checks.append(preflight.check_disk(plan.source, resources.min_free_disk_gb))

@@ -77,6 +77,8 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
         _env_option("no_cache", "--no-cache", is_flag=True, help="do not route compiles through a compiler cache"),
         _env_option("cache_remote", "--cache-remote", metavar="URL",
                     help="shared compiler-cache storage for a fleet (redis://host:6379, http://...)"),
+        _env_option("hip_compiler", "--hip-compiler", metavar="PATH",
+                    help="the build's HIP compiler (sets HIPCXX); preflight, arch checks and LLVM tools follow it"),
         _env_option("quiet", "--quiet", is_flag=True, help="progress line only"),
         _env_option("verbose", "--verbose", is_flag=True, help="everything"),
     ]
@@ -105,6 +107,7 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
         skip_preflight=kw["skip_preflight"],
         no_cache=kw["no_cache"],
         cache_remote=kw["cache_remote"] or None,
+        hip_compiler=kw["hip_compiler"] or None,
         verbosity="quiet" if kw["quiet"] else "verbose" if kw["verbose"] else "normal",
     )
 
@@ -159,12 +162,14 @@ def diagnose(logs: tuple[str, ...], as_json: bool, explain: bool) -> None:
 @click.option("--arch", default=None, metavar="LIST", help="check these targets against the compiler")
 @click.option("--rocm-path", default=None, metavar="DIR", help="ROCm root (default: discovered)")
 @click.option("--json", "as_json", is_flag=True, help="print the checks as one JSON object")
-def doctor(arch: str | None, rocm_path: str | None, as_json: bool) -> None:
+@_env_option("hip_compiler", "--hip-compiler", default=None, metavar="PATH",
+             help="check this HIP compiler (default: $HIPCXX, else hipcc)")
+def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler: str | None) -> None:
     """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS."""
     from rocmbuild.doctor import run_doctor
 
     raise SystemExit(run_doctor(arch=arch, rocm_path=rocm_path, as_json=as_json, environ=dict(os.environ),
-                                out=sys.stdout))
+                                out=sys.stdout, hip_compiler=hip_compiler))
 
 
 @cli.command("recipes")

@@ -20,10 +20,11 @@ from rich.console import Console
 from rich.table import Table
 
 from rocmbuild import arch as archmod
+from rocmbuild import hipcompiler, preflight, runner
 from rocmbuild import host as hostmod
-from rocmbuild import preflight, runner
 from rocmbuild.checklist import RocmFacts, find_hipcc, toolchain_checks
 from rocmbuild.environment import choose_jobs
+from rocmbuild.errors import UsageError
 
 Run = Callable[..., runner.CommandResult]
 DEFAULT_GB_PER_JOB = 4.0
@@ -70,7 +71,8 @@ def loader_config(run: Run, conf_dir: Path = Path("/etc/ld.so.conf.d")) -> dict[
 
 
 def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], run: Run = runner.capture,
-           detect: Callable[[], archmod.Detection | None] = archmod.detect_local_archs) -> dict[str, Any]:
+           detect: Callable[[], archmod.Detection | None] = archmod.detect_local_archs,
+           hip_compiler: str | None = None) -> dict[str, Any]:
     facts = hostmod.gather_host(rocm_path, environ, run=run)
     rocm = facts.rocm
     env = dict(environ)
@@ -84,7 +86,20 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     hipcc = find_hipcc(str(rocm.hipcc) if rocm and rocm.hipcc else None, env)
     rocm_like = RocmFacts(rocm.root, rocm.version, list(rocm.lib_dirs), list(rocm.bin_dirs)) if rocm else None
     python = shutil.which("python3", path=env.get("PATH")) or "python3"
-    checks = toolchain_checks(rocm=rocm_like, hipcc=hipcc, archs=archs, env=env, run=run)
+    # The HIP compiler builds would use (--hip-compiler, $HIPCXX, else hipcc): the checks judge it.
+    bad: preflight.Check | None = None
+    try:
+        compiler = hipcompiler.resolve(hip_compiler, env, hipcc)
+    except UsageError as exc:
+        # doctor reports a broken HIPCXX as a failed check (a build refuses it with exit 2).
+        compiler = None
+        bad = preflight.Check("HIP compiler", "fail", exc.what, exc.todo, "toolchain_missing")
+    libs = hipcompiler.default_device_libs(compiler, rocm.layout if rocm else None, env)
+    if libs is not None:    # as builds get it (planning.py)
+        env["HIP_DEVICE_LIB_PATH"] = str(libs)
+    checks = toolchain_checks(rocm=rocm_like, hipcc=hipcc, archs=archs, env=env, run=run, compiler=compiler)
+    if bad is not None:
+        checks.insert(1, bad)
     checks.append(preflight.check_memory(facts.mem_available, DEFAULT_GB_PER_JOB))
     checks.append(preflight.check_disk(Path.cwd(), 0))
     torch = preflight.check_torch_rocm(python, env, run)
@@ -100,13 +115,18 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
                  "llvm_bin": str(rocm.llvm_bin) if rocm and rocm.llvm_bin else None},
         "checks": [{"name": c.name, "status": c.status, "detail": c.detail, "todo": c.todo,
                     "category": c.category} for c in checks],
-        "versions": {**tool_versions(env, hipcc, str(rocm.llvm_bin) if rocm and rocm.llvm_bin else None,
+        "versions": {**tool_versions(env, hipcc, compiler.llvm_bin if compiler and compiler.llvm_bin else
+                                     str(rocm.llvm_bin) if rocm and rocm.llvm_bin else None,
                                      python, run), "torch": torch.detail},
         "gpus": {"detected": list(detection.targets) if detection else [],
                  "source": detection.source if detection else None,
                  "warnings": list(detection.warnings) if detection else [],
                  "note": None if detection else "no AMD GPU detected (normal on a build host): pass --arch"},
         "arch_checked": list(archs),
+        "hip_compiler": {**compiler.to_json(), "why": _compiler_why(compiler)} if compiler else None,
+        "hip_device_lib_path": hipcompiler.device_lib_path(env),
+        "hip_device_lib_path_origin": None if not hipcompiler.device_lib_path(env) else
+        "built by `make toolchain`; HIP_DEVICE_LIB_PATH was unset" if libs is not None else "$HIP_DEVICE_LIB_PATH",
         "loader": loader_config(run),
         "cache": cache_info,
         "jobs": {"max_jobs": jobs, "why": jobs_reason, "cpus": facts.cpus_reason, "memory": facts.mem_reason},
@@ -128,6 +148,12 @@ def render(report: Mapping[str, Any], width: int = 120) -> str:
     console = Console(file=buffer, width=width, no_color=True, highlight=False)
     rocm = report["rocm"]
     console.print(f"ROCm: {rocm['root'] or 'not found'} version {rocm['version'] or 'unknown'} ({rocm['origin']})")
+    compiler = report.get("hip_compiler")
+    console.print(f"HIP compiler: {compiler['path']} ({compiler['why']})" if compiler
+                  else "HIP compiler: none (no $HIPCXX, no hipcc)")
+    libs = report.get("hip_device_lib_path")
+    shown = f"{libs} ({report.get('hip_device_lib_path_origin')})" if libs else "unset (the compiler searches its ROCm)"
+    console.print(f"HIP_DEVICE_LIB_PATH: {shown}")
     table = Table(title="checks", title_justify="left")
     for column in ("check", "status", "detail", "what to do"):
         table.add_column(column, overflow="fold")
@@ -158,9 +184,17 @@ def render(report: Mapping[str, Any], width: int = 120) -> str:
     return buffer.getvalue()
 
 
+def _compiler_why(compiler: hipcompiler.HipCompiler) -> str:
+    if compiler.origin == "--hip-compiler":
+        return "--hip-compiler; builds get it as HIPCXX"
+    if compiler.origin == "$HIPCXX":
+        return "$HIPCXX, CMake's HIP compiler variable, is set"
+    return compiler.origin
+
+
 def run_doctor(*, arch: str | None, rocm_path: str | None, as_json: bool, environ: Mapping[str, str],
-               out: TextIO, run: Run = runner.capture) -> int:
-    report = gather(arch, rocm_path, dict(environ or os.environ), run=run)
+               out: TextIO, run: Run = runner.capture, hip_compiler: str | None = None) -> int:
+    report = gather(arch, rocm_path, dict(environ or os.environ), run=run, hip_compiler=hip_compiler)
     if as_json:
         out.write(json.dumps(report) + "\n")
     else:

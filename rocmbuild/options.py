@@ -96,6 +96,7 @@ class BuildOptions:
     skip_preflight: bool = False
     no_cache: bool = False
     cache_remote: str | None = None
+    hip_compiler: str | None = None    # --hip-compiler: the build's HIP compiler (sets HIPCXX)
     verbosity: str = "normal"  # "quiet" | "normal" | "verbose"
 
 

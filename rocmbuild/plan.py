@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.environment import EnvChange, apply_changes, changed_variables, variables_set
+from rocmbuild.hipcompiler import HipCompiler, device_lib_path
 from rocmbuild.recipe import Recipe
 
 GENERIC_LADDER = ("clean_build", "uninstall_packages", "lower_optimization", "reduce_jobs")
@@ -51,6 +52,14 @@ class BuildPlan:
     warnings: tuple[str, ...] = ()
     run_prepare: bool = True  # prepare runs before the first attempt and after every clean
     opt_level: int | None = None  # set by lower_optimization: 2, then 1
+    hip_compiler: HipCompiler | None = None  # what compiles device code (HIPCXX, else hipcc)
+
+    @property
+    def tools_llvm_bin(self) -> str | None:
+        """The LLVM bin dir whose tools read this build's code objects: the HIP compiler's own."""
+        if self.hip_compiler is not None and self.hip_compiler.llvm_bin:
+            return self.hip_compiler.llvm_bin
+        return self.rocm.llvm_bin
 
     @cached_property
     def env(self) -> dict[str, str]:
@@ -87,6 +96,8 @@ class BuildPlan:
             },
             "arch": list(self.archs),
             "arch_origin": self.arch_origin,
+            "hip_compiler": self.hip_compiler.to_json() if self.hip_compiler else None,
+            "hip_device_lib_path": device_lib_path(self.env),
             "jobs": self.jobs,
             "jobs_reason": self.jobs_reason,
             "python": self.python,
@@ -113,6 +124,9 @@ def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None =
     add(f"  ROCm        {rocm.root or 'not found'}  version {rocm.version or 'unknown'}"
         f"  ({rocm.origin}{'; version from ' + rocm.version_source if rocm.version_source else ''})")
     add(f"  arch        {';'.join(plan.archs)}  ({plan.arch_origin})")
+    if plan.hip_compiler is not None:
+        add(f"  HIP compiler {plan.hip_compiler.describe()}")
+    add(f"  device libs HIP_DEVICE_LIB_PATH={device_lib_path(plan.env) or '(unset: the compiler searches its ROCm)'}")
     add(f"  MAX_JOBS    {plan.jobs}  ({plan.jobs_reason})")
     add(f"  python      {plan.python}")
     if limits:

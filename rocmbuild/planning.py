@@ -21,8 +21,9 @@ from typing import Any
 import platformdirs
 
 from rocmbuild import arch as archmod
+from rocmbuild import hipcompiler
 from rocmbuild import host as hostmod
-from rocmbuild.environment import RocmDirs, base_changes, choose_jobs
+from rocmbuild.environment import EnvChange, RocmDirs, apply_changes, base_changes, choose_jobs, split_path
 from rocmbuild.errors import SourceError, UsageError
 from rocmbuild.options import BuildOptions
 from rocmbuild.plan import BuildPlan, RocmSummary
@@ -113,6 +114,20 @@ def _loader_dirs() -> tuple[str, ...]:
     return tuple(dict.fromkeys([*dirs, *(os.path.realpath(d) for d in dirs)]))
 
 
+def hip_compiler_changes(compiler: hipcompiler.HipCompiler | None, option: bool,
+                         environ: Mapping[str, str]) -> tuple[EnvChange, ...]:
+    """HIPCXX for --hip-compiler (CMake's variable), and that clang's LLVM tools first on PATH
+    (llvm-objdump, clang-offload-bundler, lld of the same LLVM as the compiler)."""
+    if compiler is None or not compiler.is_clang:
+        return ()
+    changes = []
+    if option:
+        changes.append(EnvChange("HIPCXX", "set", compiler.path, "the HIP compiler (--hip-compiler)"))
+    if compiler.llvm_bin and compiler.llvm_bin not in split_path(environ.get("PATH")):
+        changes.append(EnvChange("PATH", "prepend", compiler.llvm_bin, "the HIP compiler's LLVM tools"))
+    return tuple(changes)
+
+
 def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
               facts: hostmod.HostFacts, services: Services) -> BuildPlan:
     """The plan for one recipe (pure but for reading the recipe's workspace marker)."""
@@ -147,10 +162,18 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         job_variables=job_vars, jobs=jobs, jobs_option=override_jobs, recipe_env=recipe.env,
         loader_dirs=_loader_dirs(),
     )
+    # The recipe's [env] may name HIPCXX too: resolve in the build's environment.
+    compiler = hipcompiler.resolve(options.hip_compiler, apply_changes(environ, changes),
+                                   str(rocm.hipcc) if rocm and rocm.hipcc else None)
+    changes += hip_compiler_changes(compiler, options.hip_compiler is not None, environ)
+    libs = hipcompiler.default_device_libs(compiler, rocm.layout if rocm else None, environ)
+    if libs is not None:
+        changes += (EnvChange("HIP_DEVICE_LIB_PATH", "default", str(libs),
+                              "device libraries with gfx942's bitcode, built by `make toolchain`"),)
     plan = BuildPlan(
         recipe=recipe, source=source, source_origin=source_origin, rocm=summary, archs=archs,
         arch_origin=arch_origin, jobs=jobs, jobs_reason=jobs_reason, caller_env=dict(environ),
-        changes=changes, python="", checkout=checkout, warnings=tuple(warnings),
+        changes=changes, python="", checkout=checkout, warnings=tuple(warnings), hip_compiler=compiler,
     )
     return replace(plan, python=_which_python(plan.env))
 

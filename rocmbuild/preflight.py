@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from rocmbuild import runner
+from rocmbuild.hipcompiler import MIN_LLVM_FOR_GFX942, HipCompiler, built_device_libs, device_lib_path, newer_clangs
 from rocmbuild.libraries import library_package_hint
 
 Run = Callable[..., runner.CommandResult]
@@ -76,6 +77,7 @@ ARCH_ROCM: dict[str, str] = {
 _REJECTIONS = [
     re.compile(r"invalid target ID '[^']*'"),
     re.compile(r"cannot find ROCm device library for [\w:+-]+"),
+    re.compile(r"cannot find ROCm device library(?=;)"),
     re.compile(r"[Uu]nsupported \S* ?gpu architecture[^\n]*"),
     re.compile(r"'[^']+' is not a recognized processor for this target"),
     re.compile(r"unknown target CPU '[^']*'"),
@@ -83,8 +85,8 @@ _REJECTIONS = [
 
 _PROBE_SOURCE = "#include <hip/hip_runtime.h>\n__global__ void rocmbuild_probe() {}\n"
 
-# (real hipcc path, version text, arch) -> result of the probe: (accepted, message)
-_probe_cache: dict[tuple[str, str, str], tuple[bool, str]] = {}
+# (real compiler path, version text, arch, HIP_DEVICE_LIB_PATH) -> result of the probe: (accepted, message)
+_probe_cache: dict[tuple[str, str, str, str], tuple[bool, str]] = {}
 _version_cache: dict[tuple[str, ...], str] = {}
 
 
@@ -100,11 +102,11 @@ class CompilerVersion:
     clang: str | None      # "clang 15.0.6", "AMD clang 17.0.0 (roc-6.0.0)"
     raw: str
 
-    def describe(self, hipcc: str) -> str:
+    def describe(self, hipcc: str, label: str = "hipcc") -> str:
         parts = [self.clang or "an unknown compiler"]
         if self.hip:
             parts.append(f"from HIP {self.hip}")
-        return f"{' '.join(parts)} (hipcc {hipcc})"
+        return f"{' '.join(parts)} ({label} {hipcc})"
 
 
 def parse_hipcc_version(output: str) -> CompilerVersion:
@@ -136,12 +138,15 @@ def hipcc_version(hipcc: Path | str, env: Mapping[str, str] | None = None,
     return parse_hipcc_version(text)
 
 
-def _probe(hipcc: str, arch: str, env: Mapping[str, str], run: Run, workdir: Path | None) -> tuple[bool, str]:
+def _probe(hipcc: str, arch: str, env: Mapping[str, str], run: Run, workdir: Path | None,
+           clang: bool = False) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="rocmbuild-probe-", dir=workdir) as scratch:
         source = Path(scratch) / "probe.hip"
         source.write_text(_PROBE_SOURCE, encoding="utf-8")
         # Device side only: the target is all we are asking about, and it is twice as fast.
-        result = run([hipcc, f"--offload-arch={arch}", "--cuda-device-only", "-c", str(source),
+        # A clang driven directly (HIPCXX) is told the language, as CMake tells it; hipcc knows.
+        language = ["-x", "hip"] if clang else []
+        result = run([hipcc, *language, f"--offload-arch={arch}", "--cuda-device-only", "-c", str(source),
                       "-o", str(Path(scratch) / "probe.o")], env=_amd_env(env), cwd=Path(scratch))
     for pattern in _REJECTIONS:
         # Checked on success too: "is not a recognized processor" is only a warning.
@@ -164,29 +169,41 @@ def check_arch_supported(
     env: Mapping[str, str] | None = None,
     run: Run = runner.capture,
     workdir: Path | None = None,
+    compiler: HipCompiler | None = None,
 ) -> list[Check]:
-    """Probe-compile an empty kernel for each arch; a rejection is ``unsupported_arch``."""
-    hipcc = str(hipcc)
-    version = hipcc_version(hipcc, env, run)
-    compiler = version.describe(hipcc)
+    """Probe-compile an empty kernel for each arch; a rejection is ``unsupported_arch``.
+
+    ``compiler``: the build's HIP compiler when it is a clang driven directly (HIPCXX); the
+    probe then runs that clang, and the advice speaks of it instead of hipcc's ROCm.
+    """
+    clang = compiler is not None and compiler.is_clang
+    hipcc = compiler.path if compiler is not None and clang else str(hipcc)
+    environ = dict(os.environ if env is None else env)
+    version = hipcc_version(hipcc, environ, run)
+    compiler_text = version.describe(hipcc, "HIP compiler" if clang else "hipcc")
     checks = []
     for arch in archs:
-        key = (os.path.realpath(hipcc), version.raw, arch)
+        key = (os.path.realpath(hipcc), version.raw, arch, environ.get("HIP_DEVICE_LIB_PATH", ""))
         cacheable = run is runner.capture
         if cacheable and key in _probe_cache:
             accepted, message = _probe_cache[key]
         else:
-            accepted, message = _probe(hipcc, arch, env or os.environ, run, workdir)
+            accepted, message = _probe(hipcc, arch, environ, run, workdir, clang=clang)
             if cacheable:
                 _probe_cache[key] = (accepted, message)
         name = f"arch {arch}"
         if accepted:
-            checks.append(Check(name, OK, f"{compiler} compiles for {arch}"))
+            checks.append(Check(name, OK, f"{compiler_text} compiles for {arch}"))
             continue
         plain = arch.split(":", 1)[0]
+        if "device library" in message and clang:
+            checks.append(Check(name, FAIL, f"{compiler_text} cannot compile for {arch}: {message}",
+                                todo=device_library_advice(plain, environ, compiler),
+                                category="toolchain_missing"))
+            continue
         if message.startswith("compile failed") or message.endswith("not found"):
             checks.append(Check(
-                name, FAIL, f"{compiler} cannot compile an empty kernel for {arch}: {message}",
+                name, FAIL, f"{compiler_text} cannot compile an empty kernel for {arch}: {message}",
                 todo="check the HIP installation (headers, device libraries): "
                      "`rocmbuild doctor`, or compile a HIP sample by hand",
                 category="toolchain_missing"))
@@ -194,11 +211,60 @@ def check_arch_supported(
         needs = ARCH_ROCM.get(plain)
         todo = (f"{plain} needs {needs}; install it and pass --rocm-path" if needs else
                 f"{plain} is not in rocmbuild's table: check which ROCm release supports it")
-        if "device library" in message:
+        if clang:
+            todo = (f"{hipcc} does not know {plain}: pass a newer clang as the HIP compiler "
+                    f"(--hip-compiler; gfx942 needs LLVM {MIN_LLVM_FOR_GFX942} or later), or {todo}")
+        elif "device library" in message:
             todo = f"the installed device libraries have no bitcode for {plain}; {todo}"
-        checks.append(Check(name, FAIL, f"{compiler} rejects {arch}: {message}", todo=todo,
+        else:
+            newer = newer_clangs(environ)
+            if newer:
+                # CMake HIP-language builds (vLLM, bitsandbytes) can compile with that clang.
+                todo += (f"; or, for a CMake HIP-language build, compile with a newer clang: "
+                         f"--hip-compiler {newer[0]} (HIPCXX)")
+        checks.append(Check(name, FAIL, f"{compiler_text} rejects {arch}: {message}", todo=todo,
                             category="unsupported_arch"))
     return checks
+
+
+def device_library_advice(arch: str, env: Mapping[str, str], compiler: HipCompiler | None) -> str:
+    """What to do when clang finds no device-library bitcode (for ``arch``)."""
+    where = device_lib_path(env)
+    isa = f"oclc_isa_version_{arch.removeprefix('gfx')}.bc"
+    built = built_device_libs(compiler.llvm_bin if compiler else None)
+    if where:
+        text = f"HIP_DEVICE_LIB_PATH={where} has no {isa} for {arch}: add it (ROCM.md: one constant compiled " \
+               "from OpenCL), or point HIP_DEVICE_LIB_PATH at a directory that has it"
+    else:
+        text = (f"the HIP compiler finds no device-library bitcode: export HIP_DEVICE_LIB_PATH=DIR, a "
+                f"directory with the ROCm device libraries (Debian: /usr/lib/{_multiarch()}/amdgcn/bitcode) "
+                f"including {isa}")
+    if built is not None:
+        text += f"; `make toolchain` built one here: export HIP_DEVICE_LIB_PATH={built}"
+    return text
+
+
+def _multiarch() -> str:
+    from rocmbuild.host import multiarch
+
+    return multiarch()
+
+
+def check_hip_compiler(compiler: HipCompiler, env: Mapping[str, str] | None = None,
+                       run: Run = runner.capture) -> Check:
+    """A clang named as the HIP compiler (HIPCXX / --hip-compiler) runs and says what it is."""
+    name = "HIP compiler"
+    environ = dict(os.environ if env is None else env)
+    result = run([compiler.path, "--version"], env=environ)
+    if result.missing or not result.ok:
+        last = result.output.strip().splitlines()[-1:] or ["no output"]
+        return Check(name, FAIL, f"{compiler.describe()} does not run: {last[0]}",
+                     todo="fix HIPCXX / --hip-compiler", category="toolchain_missing")
+    version = parse_hipcc_version(result.output)
+    libs = device_lib_path(environ)
+    detail = (f"{version.clang or 'unknown compiler'} at {compiler.describe()}; "
+              f"HIP_DEVICE_LIB_PATH={libs or 'unset'}")
+    return Check(name, OK, detail)
 
 
 _NVCC = re.compile(r"nvcc|NVIDIA|Cuda compilation tools")

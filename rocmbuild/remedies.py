@@ -314,6 +314,25 @@ def wait_and_retry(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext
     return RemedyResult("wait_and_retry", True, plan, "nothing changes; waiting before the retry (transient failure)")
 
 
+# CMake 4 refuses `cmake_minimum_required(VERSION <3.5)` in any file it reads, also in package
+# configs the project does not own (Debian's hip-config.cmake).  CMake's own message names the
+# workaround; as an environment variable (CMake >= 4.0 reads it) it also reaches nested CMake runs
+# (setup.py, ExternalProject) that a -D flag on the outer command line never sees.
+CMAKE_POLICY_MINIMUM = "3.5"
+
+
+def set_cmake_policy_minimum(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    name = "set_cmake_policy_minimum"
+    current = plan.env.get("CMAKE_POLICY_VERSION_MINIMUM", "").strip()
+    if current:
+        return RemedyResult(name, False, plan, f"CMAKE_POLICY_VERSION_MINIMUM is already {current}")
+    change = EnvChange("CMAKE_POLICY_VERSION_MINIMUM", "set", CMAKE_POLICY_MINIMUM,
+                       "CMake 4 refused an old cmake_minimum_required (remedy set_cmake_policy_minimum)")
+    return RemedyResult(name, True, plan.with_changes(change),
+                        f"CMAKE_POLICY_VERSION_MINIMUM={CMAKE_POLICY_MINIMUM}: CMake treats "
+                        "cmake_minimum_required(VERSION <3.5) as 3.5 (its own suggested workaround)")
+
+
 Remedy = Callable[[BuildPlan, DiagnosisLike, RemedyContext], RemedyResult]
 
 REMEDIES: dict[str, Remedy] = {
@@ -323,5 +342,6 @@ REMEDIES: dict[str, Remedy] = {
     "lower_optimization": lower_optimization,
     "reduce_jobs": reduce_jobs,
     "wait_and_retry": wait_and_retry,
+    "set_cmake_policy_minimum": set_cmake_policy_minimum,
 }
 assert tuple(REMEDIES) == REMEDY_NAMES

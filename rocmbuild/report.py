@@ -76,6 +76,7 @@ NEXT_STEPS: dict[str, str] = {
 }
 
 
+# Shapes whose own text says exactly what is missing: their advice beats the category's.
 class _Blank(dict[str, str]):
     def __missing__(self, key: str) -> str:
         return "?"

@@ -290,7 +290,7 @@ class BuildSession:
         from rocmbuild.artifacts import verify_artifacts
 
         report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.archs,
-                                  env=plan.env, llvm_bin=Path(plan.rocm.llvm_bin) if plan.rocm.llvm_bin else None)
+                                  env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
         self.rec.event("artifacts.verified", ok=report.ok, detail=report.describe())
         with log.open("ab") as handle:
             handle.write(f"==> rocmbuild verify artifacts: {report.describe()}\n".encode())

@@ -28,6 +28,8 @@ os.environ.setdefault("HIP_PLATFORM", "amd")
 NEEDS: dict[str, tuple[str, str]] = {
     "hip": ("hipcc", "apt-get install hipcc rocminfo libamdhip64-dev rocm-device-libs"),
     "redis": ("redis-server", "apt-get install redis-server"),
+    # gfx942 for real: clang-19 as the HIP compiler, CMake >= 3.28 from PyPI (`make toolchain`).
+    "clang19": ("clang++-19", "apt-get install clang-19 lld-19, then `make toolchain`"),
 }
 
 _DESELECTED = pytest.StashKey[dict[str, int]]()
