@@ -4,7 +4,7 @@
 # and the tests.
 #
 # Debian 12's rocm-device-libs predate gfx942: they lack oclc_isa_version_942.bc.  In
-# ROCm-Device-Libs that file is one constant compiled from OpenCL (ROCM.md, "gfx942 for real
+# ROCm-Device-Libs that file is one constant compiled from OpenCL (docs/rocm-facts.md, "gfx942 for real
 # on Debian 12"): compile it with the same clang and put it beside links to Debian's bitcode.
 # The directory lives in the user cache, outside any source tree:
 #   ${XDG_CACHE_HOME:-~/.cache}/rocmbuild/device-libs/llvm-<N>

@@ -258,7 +258,7 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
 
 
 def _start_record(rec: RunRecorder) -> None:
-    """The run-level keys of summary.json (DESIGN.md), present from the first write (issue 12)."""
+    """The run-level keys of summary.json (docs/design.md), present from the first write (issue 12)."""
     rec.extra.update(todo=None, stop_reason=None, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
                      finished=None, duration_s=None, rocmbuild_version=__version__, preflight=[])
 

@@ -4,7 +4,7 @@ Everything here is pure except ``detect_local_archs``, whose inputs (the sysfs
 directory, the command runner, the environment) are injectable so tests can
 feed it fake trees and fake command output.
 
-Facts followed (ROCM.md): target IDs may carry ``sramecc``/``xnack`` features;
+Facts followed (docs/rocm-facts.md): target IDs may carry ``sramecc``/``xnack`` features;
 recipes get plain names because vLLM silently drops suffixed ones; the KFD
 topology's ``gfx_target_version`` is decimal major, minor and stepping with the
 last two written in hex in the gfx name; ``HSA_OVERRIDE_GFX_VERSION`` makes the

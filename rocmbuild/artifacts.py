@@ -6,7 +6,7 @@ list that never reached the compiler.  This module lists the code objects in
 each artifact of ``[verify] artifacts`` and reports requested archs that are
 missing, before the user finds out with ``hipErrorNoBinaryForGpu``.
 
-Listing uses whichever tool works (ROCM.md, "Checking a built binary"), in order:
+Listing uses whichever tool works (docs/rocm-facts.md, "Checking a built binary"), in order:
 ROCm's ``llvm-objdump --offloading``, ``roc-obj-ls``, ``clang-offload-bundler
 --list`` on each bundle of the ``.hip_fatbin`` section, any other
 ``llvm-objdump``, and last a built-in reader of the (uncompressed) bundle

@@ -277,7 +277,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _json_error(argv: list[str] | None, exit_code: int, what: str, why: str, todo: str) -> None:
-    """With --json (or ROCMBUILD_JSON), a refusal is also one JSON object on stdout (DESIGN.md)."""
+    """With --json (or ROCMBUILD_JSON), a refusal is also one JSON object on stdout (docs/design.md)."""
     args = sys.argv[1:] if argv is None else argv
     wanted = "--json" in args or os.environ.get("ROCMBUILD_JSON", "").strip().lower() in ("1", "true", "yes", "on")
     if wanted:

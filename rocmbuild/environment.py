@@ -6,7 +6,7 @@ here from host facts, recipe and options, and whatever remedies add later.
 Keeping the changes as data is what lets ``plan`` show a diff, summary.json
 record "what this attempt ran with", and repro.sh re-enter it.
 
-Rules (issue 2, ROCM.md):
+Rules (issue 2, docs/rocm-facts.md):
 - ROCM_PATH, ROCM_HOME, HIP_PATH, HIP_PLATFORM=amd; the recipe's arch
   variables; MAX_JOBS (and the recipe's other job knobs); the recipe's env.
 - Both LIBRARY_PATH (link time) and LD_LIBRARY_PATH (load time) get every ROCm
@@ -93,7 +93,7 @@ def variables_set(base: Mapping[str, str], changes: Sequence[EnvChange]) -> dict
 
 
 def choose_jobs(cpus: int, mem_available_bytes: int, memory_per_job_gb: float) -> tuple[int, str]:
-    """MAX_JOBS = min(CPUs, floor(available GiB / GiB per job)), at least 1 (ROCM.md, memory per job)."""
+    """MAX_JOBS = min(CPUs, floor(available GiB / GiB per job)), at least 1 (docs/rocm-facts.md, memory per job)."""
     gib = mem_available_bytes / 2**30
     by_memory = math.floor(gib / memory_per_job_gb) if memory_per_job_gb > 0 else cpus
     jobs = max(1, min(cpus, by_memory))

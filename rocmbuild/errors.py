@@ -13,7 +13,7 @@ from typing import ClassVar
 
 
 class ExitCode(IntEnum):
-    """Exit codes of the command line contract (DESIGN.md)."""
+    """Exit codes of the command line contract (docs/design.md)."""
 
     SUCCEEDED = 0
     FAILED = 1

@@ -1,6 +1,6 @@
 """The build's HIP compiler: which program compiles device code, and why that one.
 
-The compiler is not always hipcc's clang (ROCM.md, "gfx942 for real on Debian
+The compiler is not always hipcc's clang (docs/rocm-facts.md, "gfx942 for real on Debian
 12"): CMake HIP-language builds (vLLM, bitsandbytes) compile with ``HIPCXX``,
 CMake's own variable, which may name a newer clang than hipcc's.  Preflight's
 probe compile, the arch check and its advice, ``doctor``, the LLVM tools that
@@ -29,7 +29,7 @@ import platformdirs
 
 from rocmbuild.errors import UsageError
 
-# LLVM 16 is the first upstream clang that knows gfx942 (ROCM.md, Architectures).
+# LLVM 16 is the first upstream clang that knows gfx942 (docs/rocm-facts.md, Architectures).
 MIN_LLVM_FOR_GFX942 = 16
 
 

@@ -6,7 +6,7 @@ command runner) as arguments so tests build fake trees under tmp_path; paths
 returned are the real ones inside that root.  ``gather_host`` bundles the facts
 and caches them for the run.
 
-Facts followed (ROCM.md): ``/opt/rocm`` is usually a symlink to
+Facts followed (docs/rocm-facts.md): ``/opt/rocm`` is usually a symlink to
 ``/opt/rocm-X.Y.Z``; SDK previews (7.13+) install under ``/opt/rocm/core-<ver>``;
 ROCm can be pip-installed (``rocm-sdk path --root``); Debian's packages use the
 system layout (``/usr/bin/hipcc``, multiarch lib dir, ``/usr/lib/llvm-N``);
@@ -555,7 +555,7 @@ def gather_host(
 
 # Searched by the dynamic loader and the linker whatever the environment says (Debian multiarch
 # and the classic ones).  Putting one on LD_LIBRARY_PATH overrides every binary's RUNPATH: pyenv's
-# Python then loads the system libpython (ROCM.md, "Link time is not load time").
+# Python then loads the system libpython (docs/rocm-facts.md, "Link time is not load time").
 STATIC_LOADER_DIRS: tuple[str, ...] = (
     f"/usr/lib/{multiarch()}", f"/lib/{multiarch()}", "/usr/lib", "/lib", "/usr/lib64", "/lib64",
 )

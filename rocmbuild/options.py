@@ -24,7 +24,7 @@ _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, None: 1.0}
 def parse_duration(text: str, option: str = "--budget") -> float:
     """Seconds from ``90s``, ``45m``, ``8h``, ``1h30m``, ``0.5s``.
 
-    A bare number is refused (DESIGN.md): ``--budget 8`` meant 8 seconds to the parser and 8 hours
+    A bare number is refused (docs/design.md): ``--budget 8`` meant 8 seconds to the parser and 8 hours
     to the person who typed it (issue 12).
     """
     cleaned = text.strip().lower().replace(" ", "")
@@ -78,7 +78,7 @@ def parse_seconds(text: str, option: str) -> float:
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """Everything the user said about how to build (DESIGN.md, build options)."""
+    """Everything the user said about how to build (docs/design.md, build options)."""
 
     arch: str = "auto"
     source: Path | None = None

@@ -6,7 +6,7 @@ check.  A failed check carries the failure category it stands for, so a
 problem found here is reported exactly like the same problem found in a build
 log, minutes or hours earlier.
 
-The arch check asks the compiler (ROCM.md: "ask the compiler rather than
+The arch check asks the compiler (docs/rocm-facts.md: "ask the compiler rather than
 trusting a table"); the table below is only used to say which ROCm would do.
 """
 
@@ -37,7 +37,7 @@ class Check:
     status: str            # "ok" | "warn" | "fail"
     detail: str            # what was found, one line
     todo: str = ""         # what to do about it (fail/warn)
-    category: str | None = None   # failure category when status == "fail" (DESIGN.md's closed set)
+    category: str | None = None   # failure category when status == "fail" (docs/design.md's closed set)
     fatal: bool = True     # a fatal failure stops the run before the first attempt
 
     @property
@@ -53,7 +53,7 @@ def first_fatal(checks: Iterable[Check]) -> Check | None:
 # --- the toolchain ----------------------------------------------------------------
 
 # First ROCm release whose compiler accepts each target, for the "what to do" text only.
-# Sources: ROCM.md and the ROCm release notes as far as we know them; "~" marks what is
+# Sources: docs/rocm-facts.md and the ROCm release notes as far as we know them; "~" marks what is
 # less certain (compiler support often came a release or two before official support).
 ARCH_ROCM: dict[str, str] = {
     "gfx906": "ROCm 3.x or later",
@@ -73,7 +73,7 @@ ARCH_ROCM: dict[str, str] = {
     "gfx1201": "ROCm 6.3 or later for the compiler (~6.2), official support 6.4.1 (~)",
 }
 
-# How compilers say "I do not know this target" (ROCM.md, Architectures).
+# How compilers say "I do not know this target" (docs/rocm-facts.md, Architectures).
 _REJECTIONS = [
     re.compile(r"invalid target ID '[^']*'"),
     re.compile(r"cannot find ROCm device library for [\w:+-]+"),
@@ -233,7 +233,7 @@ def device_library_advice(arch: str, env: Mapping[str, str], compiler: HipCompil
     isa = f"oclc_isa_version_{arch.removeprefix('gfx')}.bc"
     built = built_device_libs(compiler.llvm_bin if compiler else None)
     if where:
-        text = f"HIP_DEVICE_LIB_PATH={where} has no {isa} for {arch}: add it (ROCM.md: one constant compiled " \
+        text = f"HIP_DEVICE_LIB_PATH={where} has no {isa} for {arch}: add it (docs/rocm-facts.md: one constant compiled " \
                "from OpenCL), or point HIP_DEVICE_LIB_PATH at a directory that has it"
     else:
         text = (f"the HIP compiler finds no device-library bitcode: export HIP_DEVICE_LIB_PATH=DIR, a "

@@ -1,6 +1,6 @@
 """Recipes: the frozen dataclasses and the strict TOML loader.
 
-A recipe says how to build one project (see DESIGN.md, "recipe file").  The
+A recipe says how to build one project (see docs/design.md, "recipe file").  The
 loader checks every key against a schema: an unknown key, a wrong type or a
 missing required key is a RecipeError that names the file and the key path.
 Bundled recipes ship inside the package; user recipes in

@@ -32,7 +32,7 @@ from rocmbuild.records import RunRecorder
 from rocmbuild.remedies import REMEDIES, RemedyContext, RemedyResult
 from rocmbuild.services import Services, Streams
 
-# Besides every non-retryable failure (DESIGN.md: "a non-retryable one always stops it at
+# Besides every non-retryable failure (docs/design.md: "a non-retryable one always stops it at
 # once"), failures decisive enough to stop the build the moment they are seen, even without
 # --fail-fast: nothing that keeps compiling can change the verdict.
 DECISIVE_CATEGORIES = frozenset({"unsupported_arch", "disk_full"})

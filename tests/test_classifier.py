@@ -1,4 +1,4 @@
-"""The classifier: root cause over noise, the traps of ERRORS.md, fixtures, streams."""
+"""The classifier: root cause over noise, the traps of docs/failure-shapes.md, fixtures, streams."""
 
 from __future__ import annotations
 

@@ -155,7 +155,7 @@ def test_real_probe_accepts_gfx90a_and_judges_gfx942_by_version(tmp_path: Path) 
     assert ok.status == OK, ok
     assert version.hip is not None
     if tuple(int(x) for x in version.hip.split(".")) < (6, 0):
-        # Debian's HIP 5.2 / clang 15 (ROCM.md).
+        # Debian's HIP 5.2 / clang 15 (docs/rocm-facts.md).
         assert gfx942.status == FAIL and gfx942.category == "unsupported_arch"
         compiler = f"{version.clang} from HIP {version.hip} (hipcc {HIPCC})"
         assert gfx942.detail.startswith(f"{compiler} rejects gfx942")
