@@ -233,8 +233,8 @@ def device_library_advice(arch: str, env: Mapping[str, str], compiler: HipCompil
     isa = f"oclc_isa_version_{arch.removeprefix('gfx')}.bc"
     built = built_device_libs(compiler.llvm_bin if compiler else None)
     if where:
-        text = f"HIP_DEVICE_LIB_PATH={where} has no {isa} for {arch}: add it (docs/rocm-facts.md: one constant compiled " \
-               "from OpenCL), or point HIP_DEVICE_LIB_PATH at a directory that has it"
+        text = f"HIP_DEVICE_LIB_PATH={where} has no {isa} for {arch}: add it (docs/rocm-facts.md: one constant " \
+               "compiled from OpenCL), or point HIP_DEVICE_LIB_PATH at a directory that has it"
     else:
         text = (f"the HIP compiler finds no device-library bitcode: export HIP_DEVICE_LIB_PATH=DIR, a "
                 f"directory with the ROCm device libraries (Debian: /usr/lib/{_multiarch()}/amdgcn/bitcode) "
