@@ -32,6 +32,7 @@ from rocmbuild.options import BuildOptions
 from rocmbuild.plan import BuildPlan, render_plan
 from rocmbuild.planning import check_requires, plan_all
 from rocmbuild.records import RunRecorder, load_run, new_run_dir
+from rocmbuild.redact import redact, redact_text
 from rocmbuild.report import render_summary
 from rocmbuild.services import Services, Streams
 from rocmbuild.session import BuildSession
@@ -49,7 +50,7 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
     ladders = catalogue.category_ladders()
     for plan in plans:
         if options.json:
-            streams.out.write(json.dumps(plan.to_json(ladders)) + "\n")
+            streams.out.write(json.dumps(redact(plan.to_json(ladders))) + "\n")
         else:
             streams.out.write(render_plan(plan, ladders) + "\n\n")
     return ExitCode.SUCCEEDED
@@ -168,7 +169,7 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
               cache=cache.describe() if cache is not None else None)
     for warning in (*plan.warnings, *(cache.warnings if cache is not None else ())):
         rec.event("plan.warning", message=warning)
-        streams.err.write(f"rocmbuild: warning: {warning}\n")
+        streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: str
     if not options.skip_preflight:
         checks = _preflight(plan, options, services)

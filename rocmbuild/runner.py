@@ -235,7 +235,7 @@ class _Sink:
 
     def __init__(self, log_path: Path, watcher: Watcher, display: Display | None) -> None:
         log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        self.fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
         self.watcher = watcher
         self.display = display
         self.log_only = False
