@@ -12,6 +12,7 @@ and become exit codes in the CLI.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -36,6 +37,7 @@ from rocmbuild.redact import redact, redact_text
 from rocmbuild.report import render_summary
 from rocmbuild.services import Services, Streams
 from rocmbuild.session import BuildSession
+from rocmbuild.treelock import TreeLock
 
 DEFAULT_SERVICES = Services()
 
@@ -61,8 +63,26 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
 def _lock_for(source: Path) -> tuple[filelock.FileLock, Path]:
     digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
     directory = Path(platformdirs.user_state_dir("rocmbuild")) / "locks"
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _state_dir_error(directory, exc) from None
     return filelock.FileLock(str(directory / f"{digest}.lock")), directory / f"{digest}.pid"
+
+
+def _state_dir_error(where: Path, exc: OSError) -> UsageError:
+    return UsageError(f"cannot write rocmbuild's state directory ({where})", why=exc.strerror or str(exc),
+                      todo="free space there or make it writable, or point XDG_STATE_HOME at a writable directory")
+
+
+def _outcome_of(exc: BaseException) -> tuple[str, int]:
+    """The outcome and exit code a run ended by this exception is recorded with."""
+    if isinstance(exc, KeyboardInterrupt):
+        return Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED)
+    code = exc.exit_code if isinstance(exc, RocmbuildError) else int(ExitCode.INTERNAL)
+    outcome = next((o for o, c in Outcome.EXIT_CODES.items() if c == code and o != Outcome.SUCCEEDED),
+                   Outcome.FAILED)
+    return outcome, code
 
 
 def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
@@ -117,33 +137,44 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
     lock, pid_file = _lock_for(plan.source)
     try:
         lock.acquire(timeout=0)
+    except OSError as exc:
+        raise _state_dir_error(pid_file.parent, exc) from None
     except filelock.Timeout:
         holder = pid_file.read_text().strip() if pid_file.is_file() else "unknown"
         raise LockHeldError(f"another rocmbuild (PID {holder}) is building in {plan.source}",
                             why="two builds in one source tree would corrupt each other",
                             todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
+    tree_lock: TreeLock | None = None
     try:
-        pid_file.write_text(str(os.getpid()))
+        try:
+            pid_file.write_text(str(os.getpid()))
+        except OSError as exc:
+            raise _state_dir_error(pid_file.parent, exc) from None
+        # The lock above is keyed by the path under this user's state dir; this one by the tree itself.
+        tree_lock = TreeLock(plan.source).acquire() if plan.source.is_dir() else None
         plan, cache = _cache_for(plan, options, services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
-        rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
-                          echo=streams.err if options.verbosity == "verbose" else None)
+        try:
+            rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
+                              echo=streams.err if options.verbosity == "verbose" else None)
+        except OSError as exc:
+            raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
+                             todo="free space there or make it writable, or pass --run-dir DIR") from None
         try:
             return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
-            if isinstance(exc, KeyboardInterrupt):
-                outcome, code = Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED)
-            else:
-                outcome = Outcome.FAILED
-                code = exc.exit_code if isinstance(exc, RocmbuildError) else int(ExitCode.INTERNAL)
+            outcome, code = _outcome_of(exc)
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=f"{type(exc).__name__}: {exc}")
             rec.write_summary(outcome, code)
             raise
         finally:
             rec.close()
     finally:
-        pid_file.unlink(missing_ok=True)
+        if tree_lock is not None:
+            tree_lock.release()
+        with contextlib.suppress(OSError):
+            pid_file.unlink(missing_ok=True)
         lock.release()
 
 

@@ -8,6 +8,7 @@ raw build output never does (it goes to attempt-N.log, byte for byte).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -96,6 +97,7 @@ class RunRecorder:
     attempts: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     echo: IO[str] | None = None  # --verbose: every event also goes here, as it is recorded
+    write_error: str | None = None  # the first record that could not be written (a full filesystem)
     _events_file: IO[str] | None = None
     _log: Any = None
 
@@ -110,11 +112,15 @@ class RunRecorder:
                 structlog.processors.JSONRenderer(default=str),
             ],
         )
-        self.write_summary("running", None)
+        # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
+        write_private(self.run_dir / "summary.json", json.dumps(redact(self.summary("running", None))) + "\n")
 
     def event(self, event_name: str, /, **fields: Any) -> None:
         fields = redact(fields)
-        self._log.info(event_name, **fields)
+        try:
+            self._log.info(event_name, **fields)
+        except (OSError, ValueError) as exc:  # a full or broken filesystem: the run goes on, the summary says so
+            self.write_error = self.write_error or f"events.jsonl: {getattr(exc, 'strerror', None) or exc}"
         if self.echo is not None:
             shown = " ".join(f"{k}={v}" for k, v in fields.items() if k not in ("env", "context", "options"))
             self.echo.write(f"rocmbuild[{event_name}] {shown}\n")
@@ -146,9 +152,19 @@ class RunRecorder:
 
     def write_summary(self, outcome: str, exit_code: int | None) -> dict[str, Any]:
         data: dict[str, Any] = redact(self.summary(outcome, exit_code))
+        if self.write_error:
+            data["records_incomplete"] = self.write_error
+        text = json.dumps(data, indent=2, default=str) + "\n"
         tmp = self.run_dir / ".summary.json.tmp"
-        write_private(tmp, json.dumps(data, indent=2, default=str) + "\n")
-        tmp.replace(self.run_dir / "summary.json")
+        try:
+            write_private(tmp, text)
+            tmp.replace(self.run_dir / "summary.json")
+        except OSError:
+            # A full disk: in place (truncating the old summary frees its blocks first), else keep the old one.
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                write_private(self.run_dir / "summary.json", text)
         return data
 
     def write_repro(self, *, cwd: Path, env_set: Mapping[str, str], command: str, step: str, attempt: int) -> Path:
@@ -159,7 +175,8 @@ class RunRecorder:
 
     def close(self) -> None:
         if self._events_file is not None:
-            self._events_file.close()
+            with contextlib.suppress(OSError):
+                self._events_file.close()
             self._events_file = None
 
 

@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any
 import pexpect
 import psutil
 
+from rocmbuild.errors import DiskFullError
 from rocmbuild.watcher import Progress, Watcher
 
 if TYPE_CHECKING:
@@ -168,9 +169,13 @@ class AttemptOutcome:
 
 
 class InterruptFlag:
-    """Context manager: SIGINT/SIGTERM set a flag instead of raising; call the object to read it."""
+    """Context manager: SIGINT/SIGTERM/SIGHUP set a flag instead of raising; call the object to read it.
 
-    def __init__(self, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)) -> None:
+    SIGHUP is the terminal (or ssh session) closing under a "type it and go home" build: it
+    stops the build and finishes the records like the other two.
+    """
+
+    def __init__(self, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)) -> None:
         self.signals = tuple(signals)
         self.received: int | None = None  # the first signal received
         self._previous: dict[int, Any] = {}
@@ -209,6 +214,35 @@ def _raw_output() -> None:
     termios.tcsetattr(0, termios.TCSANOW, attrs)
 
 
+def _unstartable(command: str, env: Mapping[str, str]) -> str | None:
+    """Why execve would refuse this step (checked before forking), or None."""
+    if "\0" in command:
+        return "the command holds a NUL character"
+    for name, value in env.items():
+        if not name or "=" in name or "\0" in name:
+            return f"the environment variable name {name!r} is invalid"
+        if "\0" in value:
+            return f"the value of {name} holds a NUL character"
+    return None
+
+
+def _exec_child(argv: list[str], env: dict[str, str]) -> None:
+    """In the forked child: set up its terminal and exec the step; never return into rocmbuild's code.
+
+    ptyprocess would run its own exec after this, and an exception there (a ValueError from
+    a bad environment, anything) would unwind through rocmbuild's stack in the child: its
+    error handler, its records.  Here every failure ends the child at once, exit 127.
+    """
+    try:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # Python ignores it; a build's `yes | head` must not
+        _raw_output()
+        os.execve(argv[0], argv, env)
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            os.write(1, f"{NOTE}could not start: {type(exc).__name__}: {exc}\n".encode("utf-8", "replace"))
+    os._exit(127)
+
+
 @contextlib.contextmanager
 def _subreaper() -> Iterator[None]:
     """Orphans of the build are re-parented to us (not init) while this is active (Linux)."""
@@ -234,8 +268,15 @@ class _Sink:
     """Where output goes: the raw log, the display and the watcher, in that order."""
 
     def __init__(self, log_path: Path, watcher: Watcher, display: Display | None) -> None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self.fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise DiskFullError(f"cannot create the build log {log_path}", why=exc.strerror or str(exc),
+                                todo="free space on (or remount read-write) the run directory's filesystem, "
+                                     "or pass --run-dir elsewhere; then rerun") from None
+        self.path = log_path
+        self.broken: OSError | None = None  # the log could not be written: nothing more goes there
         self.watcher = watcher
         self.display = display
         self.log_only = False
@@ -249,8 +290,14 @@ class _Sink:
 
     def emit(self, data: bytes) -> None:
         view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view) :]
+        while view and self.broken is None:
+            try:
+                view = view[os.write(self.fd, view) :]
+            except OSError as exc:  # a full or read-only run dir: the build is stopped, then rocmbuild answers
+                self.broken = exc
+                raise DiskFullError(f"cannot write the build log {self.path}", why=exc.strerror or str(exc),
+                                    todo="free space on (or remount read-write) the run directory's "
+                                         "filesystem, or pass --run-dir elsewhere; then rerun") from None
         self.at_line_start = data.endswith(b"\n")
         if self.log_only:
             return
@@ -366,11 +413,17 @@ class _StepRun:
         if not Path(self.cwd).is_dir():
             self.sink.note(f"step {self.step.name} could not start: no directory {self.cwd}")
             return _StepResult("exited", 127, None, None)
+        problem = _unstartable(self.step.command, self.env)
+        if problem is not None:
+            self.sink.note(f"step {self.step.name} could not start: {problem}")
+            return _StepResult("exited", 127, None, None)
         shell = _shell()
+        argv = [*shell, self.step.command]
+        env = dict(self.env)
         try:
             child = pexpect.spawn(
-                shell[0], [*shell[1:], self.step.command], cwd=str(self.cwd), env=dict(self.env),
-                dimensions=WINDOW, preexec_fn=_raw_output,
+                shell[0], argv[1:], cwd=str(self.cwd), env=env,
+                dimensions=WINDOW, preexec_fn=lambda: _exec_child(argv, env),
             )
         except (pexpect.ExceptionPexpect, OSError) as exc:
             self.sink.note(f"step {self.step.name} could not start: {exc}")
