@@ -25,8 +25,8 @@ from typing import Any
 import filelock
 import platformdirs
 
+from rocmbuild import containment, runner
 from rocmbuild import host as hostmod
-from rocmbuild import runner
 from rocmbuild.catalogue import Catalogue, load_catalogue
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.options import BuildOptions
@@ -161,6 +161,10 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
             raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
                              todo="free space there or make it writable, or pass --run-dir DIR") from None
         try:
+            for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
+                rec.event("leftovers.stopped", **leftover)
+                streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "
+                                  f"{plan.source} by a killed run (PID {leftover['owner_pid']})\n")
             return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".

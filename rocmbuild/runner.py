@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any
 import pexpect
 import psutil
 
+from rocmbuild import containment
 from rocmbuild.errors import DiskFullError
 from rocmbuild.watcher import Progress, Watcher
 
@@ -226,7 +227,7 @@ def _unstartable(command: str, env: Mapping[str, str]) -> str | None:
     return None
 
 
-def _exec_child(argv: list[str], env: dict[str, str]) -> None:
+def _exec_child(argv: list[str], env: dict[str, str], cgroup_procs: str | None) -> None:
     """In the forked child: set up its terminal and exec the step; never return into rocmbuild's code.
 
     ptyprocess would run its own exec after this, and an exception there (a ValueError from
@@ -235,6 +236,10 @@ def _exec_child(argv: list[str], env: dict[str, str]) -> None:
     """
     try:
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # Python ignores it; a build's `yes | head` must not
+        if cgroup_procs is not None:  # into the attempt's cgroup before anything can fork
+            fd = os.open(cgroup_procs, os.O_WRONLY)
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
         _raw_output()
         os.execve(argv[0], argv, env)
     except BaseException as exc:
@@ -332,24 +337,37 @@ def run_attempt(
     display: Display | None = None,
     stop_check: Callable[[], str | None] | None = None,
     interrupted: Callable[[], bool] = lambda: False,
+    tree: Path | None = None,
 ) -> AttemptOutcome:
-    """Run the steps in order under a PTY; the first failing (or stopped) step ends the attempt."""
+    """Run the steps in order under a PTY; the first failing (or stopped) step ends the attempt.
+
+    ``tree`` (default ``cwd``) keys the attempt's cgroup, so that the next run on the same tree
+    finds what a killed run left behind.
+    """
     started = datetime.now(UTC)
     t0 = time.monotonic()
     sink = _Sink(log_path, watcher, display)
     result = _StepResult("exited", 0, None, None)
     failed: Step | None = None
+    group = containment.AttemptGroup.create(tree or cwd)
+    watchdog = containment.Watchdog(group)
     try:
         with _subreaper():
             for step in steps:
                 if display is not None:
                     display.step(step.name)
                 sink.lines(HEADER.format(name=step.name, command=step.command))
-                result = _StepRun(step, cwd, env, sink, limits, stop_check, interrupted).run()
+                result = _StepRun(step, cwd, env, sink, limits, stop_check, interrupted, group, watchdog).run()
                 if not result.ok:
                     failed = step
                     break
     finally:
+        if group is not None:
+            if not group.kill():
+                with contextlib.suppress(DiskFullError):
+                    sink.note(f"processes still in {group.path} after SIGKILL: {group.pids()}")
+            group.remove()
+        watchdog.close()
         if not sink.at_line_start:
             sink.emit(b"\n")  # the log (and the watcher) end on a line boundary; the next header starts fresh
         sink.close()
@@ -392,6 +410,8 @@ class _StepRun:
     limits: Limits
     stop_check: Callable[[], str | None] | None
     interrupted: Callable[[], bool]
+    group: containment.AttemptGroup | None = None
+    watchdog: containment.Watchdog | None = None
     tree: _Tree | None = field(default=None, init=False)
 
     def _limit_reached(self, now: float, last_output: float) -> str | None:
@@ -420,16 +440,19 @@ class _StepRun:
         shell = _shell()
         argv = [*shell, self.step.command]
         env = dict(self.env)
+        join = self.group.procs_file if self.group is not None else None
         try:
             child = pexpect.spawn(
                 shell[0], argv[1:], cwd=str(self.cwd), env=env,
-                dimensions=WINDOW, preexec_fn=lambda: _exec_child(argv, env),
+                dimensions=WINDOW, preexec_fn=lambda: _exec_child(argv, env, join),
             )
         except (pexpect.ExceptionPexpect, OSError) as exc:
             self.sink.note(f"step {self.step.name} could not start: {exc}")
             return _StepResult("exited", 127, None, None)
         child.ptyproc.delayafterclose = 0  # the child is dead by the time we close
-        self.tree = _Tree(child.pid)
+        if self.group is None and self.watchdog is not None:
+            self.watchdog.watch_session(child.pid)  # without a cgroup, the watchdog ends this session
+        self.tree = _Tree(child.pid, self.group)
         try:
             return self._watch(child)
         except BaseException as exc:  # a failing hook, a KeyboardInterrupt: never leave the build running
@@ -553,11 +576,13 @@ class _StepRun:
             for p in procs:
                 with contextlib.suppress(psutil.Error):
                     p.send_signal(sig)
+            if sig == signal.SIGKILL and self.group is not None:
+                self.group.kill(timeout=grace)  # cgroup.kill: also what forked since the last look
             deadline = time.monotonic() + grace
             while True:
                 self._drain(fd)
                 alive = [p for p in procs if _alive(p)]
-                if not alive and not child.isalive():
+                if not alive and not child.isalive() and not (self.group is not None and self.group.pids()):
                     break
                 if time.monotonic() >= deadline:
                     break
@@ -629,8 +654,9 @@ def _describe_short(p: psutil.Process) -> str:
 class _Tree:
     """Every process seen below a step (and in its session), kept so they can all be stopped."""
 
-    def __init__(self, root: int) -> None:
+    def __init__(self, root: int, group: containment.AttemptGroup | None = None) -> None:
         self.root = root
+        self.group = group
         self.me = psutil.Process()
         self.known: dict[int, psutil.Process] = {}
         try:
@@ -683,6 +709,10 @@ class _Tree:
                     self.known[pid] = psutil.Process(pid)
             except (OSError, psutil.Error):
                 continue
+        for pid in self.group.pids() if self.group is not None else ():  # whatever escaped the tree
+            if pid != self.root and pid not in self.known:
+                with contextlib.suppress(psutil.Error):
+                    self.known[pid] = psutil.Process(pid)
         return [p for p in self.known.values() if _alive(p)]
 
     def leftovers(self) -> list[psutil.Process]:

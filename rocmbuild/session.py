@@ -233,14 +233,15 @@ class BuildSession:
                 outcome = runner.run_attempt(
                     [runner.Step("checkout", c) for c in plan.checkout], cwd=plan.source.parent, env=plan.env,
                     log_path=log, watcher=watcher, limits=limits, display=display, stop_check=stop_check,
-                    interrupted=self.interrupted)
+                    interrupted=self.interrupted, tree=plan.source)
                 if outcome.succeeded:
                     plan = self.state.plan = replace(plan, checkout=())
             if outcome is None or outcome.succeeded:
                 self._materialise_bundled_source(plan)
                 outcome = runner.run_attempt(
                     self._steps(plan), cwd=plan.source, env=plan.env, log_path=log, watcher=watcher,
-                    limits=limits, display=display, stop_check=stop_check, interrupted=self.interrupted)
+                    limits=limits, display=display, stop_check=stop_check, interrupted=self.interrupted,
+                    tree=plan.source)
         watcher.close()
         cache_stats = None
         if self.cache is not None:
