@@ -137,13 +137,13 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
     lock, pid_file = _lock_for(plan.source)
     try:
         lock.acquire(timeout=0)
-    except OSError as exc:
-        raise _state_dir_error(pid_file.parent, exc) from None
     except filelock.Timeout:
         holder = pid_file.read_text().strip() if pid_file.is_file() else "unknown"
         raise LockHeldError(f"another rocmbuild (PID {holder}) is building in {plan.source}",
                             why="two builds in one source tree would corrupt each other",
                             todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
+    except OSError as exc:  # after Timeout, which is an OSError too
+        raise _state_dir_error(pid_file.parent, exc) from None
     tree_lock: TreeLock | None = None
     try:
         try:
