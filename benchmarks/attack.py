@@ -346,10 +346,14 @@ def _swap_setup(src: Path, outside: Path) -> list[str]:
 
 
 _secret_run: dict[str, tuple[str, Path]] = {}
+_cleanup: list[Path] = []  # directories shared by several cases, removed at the end
 
 
-def _secrets(tmp: Path) -> tuple[str, Path]:
+def _secrets(_case_tmp: Path) -> tuple[str, Path]:
+    """One build leaking every kind of secret, shared by the secret cases (in its own directory)."""
     if "x" not in _secret_run:
+        tmp = Path(tempfile.mkdtemp(prefix="atk-secrets-"))
+        _cleanup.append(tmp)
         r = recipe(tmp, "false", env='PIP_EXTRA_INDEX_URL = "https://user:hunter2pw@pypi.example/simple"\n'
                                      'HF_TOKEN = "hf_tok_value"\nMY_API_KEY = "apikeyvalue"\n'
                                      'DB_PASSWORD = "dbpwvalue"\nCI_SECRET_X = "secretvalue"')
@@ -482,8 +486,9 @@ def option_case(*args: str) -> Callable[[Path], tuple[bool, str]]:
     def case(tmp: Path) -> tuple[bool, str]:
         (tmp / "src").mkdir(exist_ok=True)
         r = recipe(tmp, "true")
+        cache = [] if "--cache-remote" in args else ["--no-cache"]  # --no-cache would make the remote moot
         argv = [ROCMBUILD, str(r), "--source", str(tmp / "src"), "--run-dir", str(tmp / "run"), "--arch", "gfx90a",
-                "--skip-preflight", "--no-cache", *args]
+                "--skip-preflight", *cache, *args]
         proc = run(argv, env_for(tmp))
         return proc.returncode == 2 and "Traceback" not in proc.stderr, f"exit {proc.returncode}"
     return case
@@ -606,13 +611,13 @@ def cases() -> list[Case]:
         ("recipe: bad arch variable name", recipe_case(f'name = "x"\n[arch]\nvariables = ["A B"]\n{base}')),
     ]
     bad_options = [
-        ("--budget", "5"), ("--budget", "-5m"), ("--budget", "soon"), ("--stall-timeout", "10"),
+        ("--budget", "0s"), ("--budget", "-5m"), ("--budget", "soon"), ("--stall-timeout", "10x"),
         ("--stall-timeout", "0s"), ("--jobs", "0"), ("--jobs", "-3"), ("--jobs", "many"), ("--jobs", "1e9"),
         ("--max-attempts", "0"), ("--max-attempts", "x"), ("--backoff", "-1"), ("--backoff", "nan"),
-        ("--arch", "gfx9999"), ("--arch", "sm_80"), ("--arch", ""), ("--arch", "gfx90a;;;"), ("--arch", "auto"),
+        ("--arch", "gfx9999"), ("--arch", "sm_80"), ("--arch", ""), ("--arch", "gfx90a;bogus"), ("--arch", "auto"),
         ("--cache-remote", "not a url"), ("--cache-remote", "ftp://x"), ("--quiet", "--verbose"),
         ("--no-such-option",), ("--rocm-path", "/nonexistent/rocm"), ("--source", "/nonexistent/src"),
-        ("--run-dir", "/proc/1/x"), ("--jobs", "\u0661"), ("--arch", "gfx90a:bogus+"),
+        ("--run-dir", "/proc/1/x"), ("--jobs", "2.5"), ("--arch", "gfx90a:bogus+"),
     ]
     table += [(f"option: {' '.join(repr(a) for a in opts)}", option_case(*opts)) for opts in bad_options]
     table += [
@@ -652,6 +657,8 @@ def main() -> int:
             shutil.rmtree(tmp, ignore_errors=True)
         held += ok
         print(f"{'held' if ok else 'GOT THROUGH':<12} {name}" + ("" if ok else f"  ({detail})"), flush=True)
+    for path in _cleanup:
+        shutil.rmtree(path, ignore_errors=True)
     print(f"{held}/{len(table)} held")
     return 0 if held == len(table) else 1
 

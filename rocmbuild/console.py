@@ -111,8 +111,28 @@ class ForgivingText(io.TextIOBase):
         return self._inner.errors
 
 
+def _ensure_std_fds() -> None:
+    """Descriptors 0-2 open (on /dev/null when the caller closed them: ``rocmbuild ... >&- 2>&-``).
+
+    Otherwise the next file rocmbuild opens (events.jsonl, a log) would get descriptor 1 or 2
+    and receive the console's output, and sys.stdout would be None.
+    """
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for name, fd in (("stdin", 0), ("stdout", 1), ("stderr", 2)):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, "r" if fd == 0 else "w", encoding="utf-8", closefd=False))  # noqa: SIM115
+
+
 def guard_console() -> None:
     """Make sys.stdout and sys.stderr forgiving (idempotent)."""
+    _ensure_std_fds()
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, ForgivingText):

@@ -223,3 +223,14 @@ def test_a_step_that_cannot_start_never_runs_rocmbuild_code_in_the_child(tmp_pat
     outcome, log = run({**base, "X": "nul\0value"})
     assert outcome.exit_code == 127 and "could not start: ValueError" in log
     assert "Traceback" not in log and "rocmbuild:" not in log.replace("==> rocmbuild:", "")
+
+
+def test_closed_stdout_and_stderr_never_stop_the_build(tmp_path: Path) -> None:
+    command = " ".join(map(repr, argv(tmp_path, recipe(tmp_path, "echo built"))))
+    proc = subprocess.run(["bash", "-c", f"{command} >&- 2>&-; echo \"status=$?\""], env=base_env(tmp_path),
+                          capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "status=0"
+    s = summary(tmp_path)
+    assert s["outcome"] == "succeeded" and s["exit_code"] == 0
+    events = (tmp_path / "run" / "events.jsonl").read_text().splitlines()
+    assert all(json.loads(line) for line in events), "no console text went into the records"
