@@ -169,6 +169,9 @@ def sigkill_records(delay: float) -> Callable[[Path], tuple[bool, str]]:
         r = recipe(tmp, f"{PY} -c 'import time\nfor i in range(10**6): print(\"line\", i, flush=True)'")
         proc = subprocess.Popen(build_argv(tmp, r), env=env_for(tmp), stdin=subprocess.DEVNULL,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while not (tmp / "run" / "attempt-1.log").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)  # killed while the build runs (before it, there is no run to read)
         time.sleep(delay)
         proc.kill()
         proc.wait()
@@ -513,8 +516,8 @@ def clean_cli_bind_mount(tmp: Path) -> tuple[bool, str]:
     outside, before = _outside(tmp)
     src = tmp / "src"
     (src / "build" / "mnt").mkdir(parents=True)
-    fail = (f"{PY} -c 'import sys; print(\"CMake Error: The current CMakeCache.txt directory /x is different\");"
-            " sys.exit(1)'")
+    fail = (f"{PY} -c 'import sys; print(\"CMake Error: The current CMakeCache.txt directory /a/CMakeCache.txt"
+            " is different than the directory /b where CMakeCache.txt was created.\"); sys.exit(1)'")
     r = recipe(tmp, fail, clean='["build"]')
     with mounted(src / "build" / "mnt", "--bind", str(outside)):
         argv = build_argv(tmp, r)
@@ -522,8 +525,9 @@ def clean_cli_bind_mount(tmp: Path) -> tuple[bool, str]:
         proc = run(argv, env_for(tmp))
         lost = before - {str(p) for p in outside.rglob("*")}
     events = (tmp / "run" / "events.jsonl").read_text() if (tmp / "run" / "events.jsonl").exists() else ""
-    return not lost and "Traceback" not in proc.stderr, (f"{len(lost)} deleted outside; "
-                                                         f"refusal recorded: {'path.refused' in events}")
+    removed = "remedy.applied" in events
+    return removed and not lost and "Traceback" not in proc.stderr, (
+        f"clean ran: {removed}; {len(lost)} deleted outside; refusal recorded: {'path.refused' in events}")
 
 
 def flood_case(kind: str) -> Callable[[Path], tuple[bool, str]]:

@@ -368,6 +368,7 @@ def run_attempt(
                     sink.note(f"processes still in {group.path} after SIGKILL: {group.pids()}")
             group.remove()
         watchdog.close()
+        _reap_orphans()
         if not sink.at_line_start:
             sink.emit(b"\n")  # the log (and the watcher) end on a line boundary; the next header starts fresh
         sink.close()
@@ -641,6 +642,21 @@ def _alive(p: psutil.Process) -> bool:
         return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
     except psutil.Error:
         return False
+
+
+def _reap_orphans() -> None:
+    """Reap zombie children: orphans of the build re-parented to us (subreaper) that died.
+
+    Unreaped, they would pass to init when rocmbuild exits -- and an init that does not reap
+    (a container's first process often does not) keeps them for good.  Every process of ours is
+    finished by now (the steps, the helper commands); a Popen whose child is reaped here still
+    polls fine (ECHILD counts as exited).
+    """
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process().children():
+            with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
+                if child.status() == psutil.STATUS_ZOMBIE:
+                    os.waitpid(child.pid, os.WNOHANG)
 
 
 def _describe_short(p: psutil.Process) -> str:

@@ -179,3 +179,10 @@ def test_sighup_and_sigterm_of_rocmbuild_leave_no_survivor(tmp_path: Path, marke
             if proc.poll() is None:
                 proc.kill()
         assert survivors(marker) == [], signal.Signals(sig).name
+
+
+def test_orphans_that_died_are_reaped_not_left_as_zombies(tmp_path: Path, marker: str) -> None:
+    outcome = attempt(tmp_path, f"{PY} {CHILDREN / 'reforker.py'} {marker}; sleep 0.5")
+    assert outcome.exit_code == 0
+    zombies = [c for c in psutil.Process().children() if c.status() == psutil.STATUS_ZOMBIE]
+    assert zombies == [], "each would pass to init when rocmbuild exits"
