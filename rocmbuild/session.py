@@ -180,12 +180,12 @@ class BuildSession:
             self.rec.event("remedy.applied", remedy=name, detail=result.detail, removed=list(result.removed))
             for path in result.removed:
                 self.rec.event("path.removed", remedy=name, path=str(self.state.plan.source / path))
-        for refusal in result.refused:  # a clean that would leave the tree (symlink, mount point) says so
-            self.rec.event("path.refused", remedy=name, path=refusal)
             self.say(f"remedy {name}: {result.detail}")
         else:
             self.rec.event("remedy.skipped", remedy=name, detail=result.detail)
             self.say(f"remedy {name} does not apply: {result.detail}")
+        for refusal in result.refused:  # a clean that would leave the tree (symlink, mount point) says so
+            self.rec.event("path.refused", remedy=name, path=refusal)
         if result.warning:
             self.rec.event("remedy.warning", remedy=name, message=result.warning)
             self.say(f"note: {result.warning}")

@@ -132,3 +132,29 @@ def test_errors_become_refusals_not_exceptions(tmp_path: Path) -> None:
     finally:
         subprocess.run(["chattr", "-i", str(locked / "f")], check=False)
     assert any(r.startswith("build/locked/f (") for r in refused), refused
+
+
+def test_a_clean_build_through_the_cli_records_the_refusal_and_spares_the_mount(
+        bind_mounted: tuple[Path, Path]) -> None:
+    import json
+
+    from test_e2e_ladder import ROCMBUILD, base_env
+
+    src, outside = bind_mounted
+    tmp = src.parent
+    before = _files(outside)
+    stale = ("CMake Error: The current CMakeCache.txt directory /a/CMakeCache.txt is different than the directory"
+             " /b where CMakeCache.txt was created.")
+    recipe = tmp / "stale.toml"
+    recipe.write_text(f'name = "stale"\n[steps]\nbuild = ["echo \'{stale}\'; false"]\n[clean]\npaths = ["build"]\n')
+    proc = subprocess.run([ROCMBUILD, str(recipe), "--source", str(src), "--run-dir", str(tmp / "run"), "--arch",
+                           "gfx90a", "--skip-preflight", "--no-cache", "--max-attempts", "2"],
+                          env=base_env(tmp), capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert "Traceback" not in proc.stderr
+    assert _files(outside) == before
+    events = [json.loads(line) for line in (tmp / "run" / "events.jsonl").read_text().splitlines()]
+    applied = [e for e in events if e["event"] == "remedy.applied" and e["remedy"] == "clean_build"]
+    assert applied and "refused: build/mnt" in applied[0]["detail"]
+    assert not [e for e in events if e["event"] == "remedy.skipped" and e["remedy"] == "clean_build"]
+    refused = [e["path"] for e in events if e["event"] == "path.refused"]
+    assert refused and refused[0].startswith("build/mnt (") and "mount point" in refused[0]
