@@ -161,10 +161,6 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
             raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
                              todo="free space there or make it writable, or pass --run-dir DIR") from None
         try:
-            for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
-                rec.event("leftovers.stopped", **leftover)
-                streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "
-                                  f"{plan.source} by a killed run (PID {leftover['owner_pid']})\n")
             return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
@@ -202,6 +198,10 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
               rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None)
+    for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
+        rec.event("leftovers.stopped", **leftover)
+        streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "
+                          f"{plan.source} by a killed run (PID {leftover['owner_pid']})\n")
     for warning in (*plan.warnings, *(cache.warnings if cache is not None else ())):
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
