@@ -12,6 +12,7 @@ and become exit codes in the CLI.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -25,7 +26,7 @@ from typing import Any
 import filelock
 import platformdirs
 
-from rocmbuild import __version__, runner
+from rocmbuild import __version__, containment, runner
 from rocmbuild import host as hostmod
 from rocmbuild.catalogue import Catalogue, load_catalogue
 from rocmbuild.checklist import render_checks
@@ -35,9 +36,11 @@ from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.plan import BuildPlan, render_plan
 from rocmbuild.planning import check_requires, plan_all
 from rocmbuild.records import RunRecorder, load_run, new_run_dir
+from rocmbuild.redact import redact, redact_text
 from rocmbuild.report import render_summary
 from rocmbuild.services import Services, Streams
 from rocmbuild.session import BuildSession
+from rocmbuild.treelock import TreeLock
 
 DEFAULT_SERVICES = Services()
 
@@ -62,7 +65,7 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
         if options.json:
             data = plan.to_json(ladders, limits)
             data["preflight"] = checks_json(checks.get(index, []))
-            streams.out.write(json.dumps(data) + "\n")
+            streams.out.write(json.dumps(redact(data)) + "\n")
         else:
             text = render_plan(plan, ladders, limits)
             if index in checks:
@@ -124,8 +127,26 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
 def _lock_for(source: Path) -> tuple[filelock.FileLock, Path]:
     digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
     directory = Path(platformdirs.user_state_dir("rocmbuild")) / "locks"
-    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _state_dir_error(directory, exc) from None
     return filelock.FileLock(str(directory / f"{digest}.lock")), directory / f"{digest}.pid"
+
+
+def _state_dir_error(where: Path, exc: OSError) -> UsageError:
+    return UsageError(f"cannot write rocmbuild's state directory ({where})", why=exc.strerror or str(exc),
+                      todo="free space there or make it writable, or point XDG_STATE_HOME at a writable directory")
+
+
+def _outcome_of(exc: BaseException) -> tuple[str, int]:
+    """The outcome and exit code a run ended by this exception is recorded with."""
+    if isinstance(exc, KeyboardInterrupt):
+        return Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED)
+    code = exc.exit_code if isinstance(exc, RocmbuildError) else int(ExitCode.INTERNAL)
+    outcome = next((o for o, c in Outcome.EXIT_CODES.items() if c == code and o != Outcome.SUCCEEDED),
+                   Outcome.FAILED)
+    return outcome, code
 
 
 def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
@@ -185,22 +206,30 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         raise LockHeldError(f"another rocmbuild (PID {holder}) is building in {plan.source}",
                             why="two builds in one source tree would corrupt each other",
                             todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
+    except OSError as exc:  # after Timeout, which is an OSError too
+        raise _state_dir_error(pid_file.parent, exc) from None
+    tree_lock: TreeLock | None = None
     try:
-        pid_file.write_text(str(os.getpid()))
+        try:
+            pid_file.write_text(str(os.getpid()))
+        except OSError as exc:
+            raise _state_dir_error(pid_file.parent, exc) from None
+        # The lock above is keyed by the path under this user's state dir; this one by the tree itself.
+        tree_lock = TreeLock(plan.source).acquire() if plan.source.is_dir() else None
         plan, cache = _cache_for(plan, options, services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
-        rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
-                          echo=streams.err if options.verbosity == "verbose" else None)
+        try:
+            rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
+                              echo=streams.err if options.verbosity == "verbose" else None)
+        except OSError as exc:
+            raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
+                             todo="free space there or make it writable, or pass --run-dir DIR") from None
         _start_record(rec)
         try:
             return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
-            if isinstance(exc, KeyboardInterrupt):
-                outcome, code = Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED)
-            else:
-                outcome = Outcome.FAILED
-                code = exc.exit_code if isinstance(exc, RocmbuildError) else int(ExitCode.INTERNAL)
+            outcome, code = _outcome_of(exc)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
             _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
@@ -211,7 +240,10 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         finally:
             rec.close()
     finally:
-        pid_file.unlink(missing_ok=True)
+        if tree_lock is not None:
+            tree_lock.release()
+        with contextlib.suppress(OSError):
+            pid_file.unlink(missing_ok=True)
         lock.release()
 
 
@@ -236,9 +268,13 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
               rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None)
+    for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
+        rec.event("leftovers.stopped", **leftover)
+        streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "
+                          f"{plan.source} by a killed run (PID {leftover['owner_pid']})\n")
     for warning in (*plan.warnings, *(cache.warnings if cache is not None else ())):
         rec.event("plan.warning", message=warning)
-        streams.err.write(f"rocmbuild: warning: {warning}\n")
+        streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: str
     if not options.skip_preflight:
         checks = _preflight(plan, options, services)

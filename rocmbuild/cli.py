@@ -22,6 +22,7 @@ import click
 import platformdirs
 
 from rocmbuild import __version__
+from rocmbuild.console import guard_console
 from rocmbuild.errors import ExitCode, RocmbuildError, UsageError
 from rocmbuild.options import (
     DEFAULT_BACKOFF_S,
@@ -240,9 +241,10 @@ def _crash_log(exc: BaseException) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every ending into its exit code."""
-    # SIGTERM outside a build (planning, diagnose, doctor) ends like Ctrl-C: exit 130, no traceback.
-    # During a build the runner's InterruptFlag takes over both signals.
-    previous = signal.signal(signal.SIGTERM, _terminate)
+    # SIGTERM or SIGHUP outside a build (planning, diagnose, doctor) ends like Ctrl-C: exit 130, no
+    # traceback.  During a build the runner's InterruptFlag takes over all three signals.
+    guard_console()  # a reader going away (| head, a closed terminal) never stops a build
+    previous = {sig: signal.signal(sig, _terminate) for sig in (signal.SIGTERM, signal.SIGHUP)}
     try:
         cli.main(args=argv, prog_name="rocmbuild", standalone_mode=False)
     except SystemExit as exc:
@@ -272,7 +274,8 @@ def main(argv: list[str] | None = None) -> None:
                    f"  please report it with that file", err=True)
         sys.exit(ExitCode.INTERNAL)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     sys.exit(0)
 
 

@@ -106,6 +106,13 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     # Without torch nothing is broken yet; only torch-based recipes (vllm) need it.
     checks.append(torch if torch.status == "ok" else preflight.Check(
         torch.name, "warn", torch.detail, torch.todo, torch.category, fatal=False))
+    from rocmbuild.containment import mode as containment_mode
+
+    contained = containment_mode()  # how a build's processes are kept and stopped
+    checks.append(preflight.Check(
+        "containment", "ok" if contained.kind == "cgroup" else "warn", f"{contained.kind}: {contained.detail}",
+        "" if contained.kind == "cgroup" else "run as root or in a delegated cgroup v2 subtree for cgroup containment",
+        fatal=False))
     cache_info = _cache_info(env, run)
     jobs, jobs_reason = choose_jobs(facts.cpus, facts.mem_available, DEFAULT_GB_PER_JOB)
     return {

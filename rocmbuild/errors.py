@@ -99,3 +99,9 @@ class InternalError(RocmbuildError):
     """A bug in rocmbuild."""
 
     exit_code = ExitCode.INTERNAL
+
+
+class DiskFullError(RocmbuildError):
+    """The run's records cannot be written any more (full or read-only filesystem): exit 4, disk_full."""
+
+    exit_code = ExitCode.NOT_RETRYABLE

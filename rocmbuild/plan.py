@@ -15,6 +15,7 @@ from typing import Any
 from rocmbuild.environment import EnvChange, apply_changes, changed_variables, variables_set
 from rocmbuild.hipcompiler import HipCompiler, device_lib_path
 from rocmbuild.recipe import Recipe
+from rocmbuild.redact import redact_value
 
 GENERIC_LADDER = ("clean_build", "uninstall_packages", "lower_optimization", "reduce_jobs")
 
@@ -139,8 +140,9 @@ def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None =
     diff = changed_variables(plan.caller_env, plan.env)
     reasons = {c.name: c.reason for c in plan.changes}
     for name, (before, after) in diff.items():
-        add(f"  {name}={after}")
-        add(f"      was: {before if before is not None else '(unset)'}    why: {reasons.get(name, '')}")
+        add(f"  {name}={redact_value(name, after) if after is not None else '(unset)'}")
+        add(f"      was: {redact_value(name, before) if before is not None else '(unset)'}"
+            f"    why: {reasons.get(name, '')}")
     if not diff:
         add("  (none)")
     add("")

@@ -124,6 +124,23 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
 }
 _REQUIRED_TABLES = ("steps",)
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The name goes into directory names (workspace, run dir "<stamp>-<name>-<pid>"): well under NAME_MAX.
+_NAME_MAX = 100
+
+
+def _nul_key(data: Any, prefix: str = "") -> str | None:
+    """The key path of the first string holding a NUL (execve cannot pass one), or None."""
+    if isinstance(data, str):
+        return prefix if "\0" in data else None
+    items: Any = data.items() if isinstance(data, dict) else enumerate(data) if isinstance(data, list) else ()
+    for key, value in items:
+        if isinstance(key, str) and "\0" in key:
+            return f"{prefix}.{key!r}".lstrip(".")
+        found = _nul_key(value, f"{prefix}.{key}" if isinstance(key, str) else f"{prefix}[{key}]")
+        if found is not None:
+            return found.lstrip(".")
+    return None
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -142,6 +159,9 @@ def _check(data: Mapping[str, Any], path: Path) -> None:
     def fail(key: str, why: str, todo: str) -> RecipeError:
         return RecipeError(f"recipe {path}: key '{key}' {why}", todo=todo)
 
+    nul = _nul_key(data)
+    if nul is not None:
+        raise fail(nul, "holds a NUL character", "remove it: no command or variable can carry a NUL")
     known_tables = set(_SCHEMA) - {""}
     for key, value in data.items():
         if key in known_tables:
@@ -155,6 +175,9 @@ def _check(data: Mapping[str, Any], path: Path) -> None:
         prefix = f"{table}." if table else ""
         if table == "env":
             for key, value in section.items():
+                if not _IDENTIFIER.fullmatch(key):
+                    raise fail(f"env.{key}", "is not a variable name",
+                               "use letters, digits and _ (not starting with a digit), e.g. MAX_JOBS")
                 if not isinstance(value, str):
                     raise fail(f"env.{key}", "must be a string", f'quote the value: {key} = "{value}"')
             continue
@@ -173,6 +196,13 @@ def _check(data: Mapping[str, Any], path: Path) -> None:
     if not _NAME.fullmatch(data["name"]):
         raise fail("name", f"must be a plain name (letters, digits, . _ -), got {data['name']!r}",
                    'e.g. name = "vllm" (it names the workspace directory and the run directory)')
+    if len(data["name"]) > _NAME_MAX:
+        raise fail("name", f"is {len(data['name'])} characters long", f"use at most {_NAME_MAX} (it names directories)")
+    for key, names in (("arch.variables", data.get("arch", {}).get("variables", [])),
+                       ("resources.job_variables", data.get("resources", {}).get("job_variables", []))):
+        bad = [n for n in names if not _IDENTIFIER.fullmatch(n)]
+        if bad:
+            raise fail(key, f"holds {bad[0]!r}, which is not a variable name", "use letters, digits and _")
     if not data.get("steps", {}).get("build"):
         raise fail("steps.build", "must hold at least one command", 'e.g. build = ["python3 setup.py develop"]')
 
@@ -231,6 +261,9 @@ def load_recipe(path: Path, bundled: bool = False) -> Recipe:
     except OSError as exc:
         raise RecipeError(f"cannot read recipe {path}", why=exc.strerror or str(exc),
                           todo="check the path") from None
+    except UnicodeDecodeError as exc:
+        raise RecipeError(f"recipe {path} is not UTF-8 text", why=f"byte {exc.start}: {exc.reason}",
+                          todo="save the recipe as UTF-8 (TOML files must be)") from None
     return parse_recipe(text, path, bundled=bundled)
 
 
@@ -259,8 +292,15 @@ def available_recipes() -> dict[str, Path]:
 def find_recipe(name_or_path: str) -> Recipe:
     """A bundled/user recipe by name, or a recipe file by path."""
     candidate = Path(name_or_path)
+    if "\0" in name_or_path:
+        raise RecipeError(f"recipe name {name_or_path!r} holds a NUL character", todo="pass a recipe name or path")
     if name_or_path.endswith(".toml") or "/" in name_or_path:
-        if not candidate.is_file():
+        try:
+            is_file = candidate.is_file()
+        except OSError as exc:  # a name too long for a path, a component that is a file...
+            raise RecipeError(f"cannot use recipe file {name_or_path[:200]}", why=exc.strerror or str(exc),
+                              todo="check the path") from None
+        if not is_file:
             raise RecipeError(f"recipe file {name_or_path} does not exist",
                               todo="check the path, or name a bundled recipe (see `rocmbuild recipes`)")
         return load_recipe(candidate.resolve())

@@ -8,8 +8,10 @@ raw build output never does (it goes to attempt-N.log, byte for byte).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shlex
 import time
 from collections.abc import Mapping
@@ -22,6 +24,11 @@ import platformdirs
 import structlog
 
 from rocmbuild.errors import UsageError
+from rocmbuild.redact import redact, redact_value, secret_name
+
+PRIVATE_DIR = 0o700  # records may describe a private tree: readable by their owner only
+PRIVATE_FILE = 0o600
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def runs_root() -> Path:
@@ -41,6 +48,7 @@ def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path
                          todo="pass a new --run-dir (or remove the old one after reading it)")
     try:
         path.mkdir(parents=True, exist_ok=True)
+        path.chmod(PRIVATE_DIR)
     except OSError as exc:
         raise UsageError(f"cannot create the run directory {path}", why=exc.strerror or str(exc),
                          todo="pass --run-dir DIR pointing at a writable directory") from None
@@ -89,11 +97,14 @@ class RunRecorder:
     attempts: list[dict[str, Any]] = field(default_factory=list)
     extra: dict[str, Any] = field(default_factory=dict)
     echo: IO[str] | None = None  # --verbose: every event also goes here, as it is recorded
+    write_error: str | None = None  # the first record that could not be written (a full filesystem)
     _events_file: IO[str] | None = None
     _log: Any = None
 
     def __post_init__(self) -> None:
-        self._events_file = (self.run_dir / "events.jsonl").open("a", encoding="utf-8")
+        fd = os.open(self.run_dir / "events.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                     PRIVATE_FILE)
+        self._events_file = os.fdopen(fd, "a", encoding="utf-8")
         self._log = structlog.wrap_logger(
             structlog.PrintLogger(self._events_file),
             processors=[
@@ -101,10 +112,15 @@ class RunRecorder:
                 structlog.processors.JSONRenderer(default=str),
             ],
         )
-        self.write_summary("running", None)
+        # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
+        write_private(self.run_dir / "summary.json", json.dumps(redact(self.summary("running", None))) + "\n")
 
     def event(self, event_name: str, /, **fields: Any) -> None:
-        self._log.info(event_name, **fields)
+        fields = redact(fields)
+        try:
+            self._log.info(event_name, **fields)
+        except (OSError, ValueError) as exc:  # a full or broken filesystem: the run goes on, the summary says so
+            self.write_error = self.write_error or f"events.jsonl: {getattr(exc, 'strerror', None) or exc}"
         if self.echo is not None:
             shown = " ".join(f"{k}={v}" for k, v in fields.items() if k not in ("env", "context", "options"))
             self.echo.write(f"rocmbuild[{event_name}] {shown}\n")
@@ -135,34 +151,74 @@ class RunRecorder:
         }
 
     def write_summary(self, outcome: str, exit_code: int | None) -> dict[str, Any]:
-        data = self.summary(outcome, exit_code)
+        data: dict[str, Any] = redact(self.summary(outcome, exit_code))
+        if self.write_error:
+            data["records_incomplete"] = self.write_error
+        text = json.dumps(data, indent=2, default=str) + "\n"
         tmp = self.run_dir / ".summary.json.tmp"
-        tmp.write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
-        tmp.replace(self.run_dir / "summary.json")
+        try:
+            write_private(tmp, text)
+            tmp.replace(self.run_dir / "summary.json")
+        except OSError:
+            # A full disk: in place (truncating the old summary frees its blocks first), else keep the old one.
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                write_private(self.run_dir / "summary.json", text)
         return data
 
     def write_repro(self, *, cwd: Path, env_set: Mapping[str, str], command: str, step: str, attempt: int) -> Path:
-        lines = [
-            "#!/usr/bin/env bash",
-            f"# Re-enters attempt {attempt} of rocmbuild run {self.run_dir.name} (recipe {self.recipe}):",
-            f"# its environment (the variables rocmbuild set, on top of yours), its directory and its {step} step.",
-            f"# Generated {time.strftime('%Y-%m-%d %H:%M:%S')}.  Run: bash repro.sh   (or: bash repro.sh --shell)",
-            "set -e",
-            f"cd {shlex.quote(str(cwd))}",
-            *(f"export {name}={shlex.quote(value)}" for name, value in sorted(env_set.items())),
-            'if [ "${1:-}" = "--shell" ]; then exec "${SHELL:-bash}" -i; fi',
-            f"exec bash -o pipefail -c {shlex.quote(command)}",
-            "",
-        ]
         path = self.run_dir / "repro.sh"
-        path.write_text("\n".join(lines), encoding="utf-8")
-        path.chmod(0o755)
+        write_private(path, repro_script(run=self.run_dir.name, recipe=self.recipe, cwd=cwd, env_set=env_set,
+                                         command=command, step=step, attempt=attempt), mode=PRIVATE_DIR)
         return path
 
     def close(self) -> None:
         if self._events_file is not None:
-            self._events_file.close()
+            with contextlib.suppress(OSError):
+                self._events_file.close()
             self._events_file = None
+
+
+def _comment(text: str) -> str:
+    """A value for a comment line: one printable line, quoted (a newline cannot start a command)."""
+    return shlex.quote("".join(c if c.isprintable() else "?" for c in text))
+
+
+def repro_script(*, run: str, recipe: str, cwd: Path, env_set: Mapping[str, str], command: str, step: str,
+                 attempt: int) -> str:
+    """repro.sh: every value quoted; a secret is not written but taken from the environment at run time."""
+    exports: list[str] = []
+    for name, value in sorted(env_set.items()):
+        if not _IDENTIFIER.fullmatch(name):  # cannot be exported by a shell; never written unquoted
+            exports.append(f"# not exported (not a variable name): {_comment(name)}")
+        elif secret_name(name) or redact_value(name, value) != value:
+            exports.append(f': "${{{name}:?{name} holds a secret, which is not recorded: export it, then rerun}}"')
+            exports.append(f"export {name}")
+        else:
+            exports.append(f"export {name}={shlex.quote(value)}")
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# Re-enters attempt {attempt} of rocmbuild run {_comment(run)} (recipe {_comment(recipe)}):",
+        f"# its environment (the variables rocmbuild set, on top of yours), its directory and its {_comment(step)}"
+        " step.",
+        f"# Generated {time.strftime('%Y-%m-%d %H:%M:%S')}.  Run: bash repro.sh   (or: bash repro.sh --shell)",
+        "set -e",
+        f"cd -- {shlex.quote(str(cwd))}",
+        *exports,
+        'if [ "${1:-}" = "--shell" ]; then exec "${SHELL:-bash}" -i; fi',
+        f"exec bash -o pipefail -c {shlex.quote(command)}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_private(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
+    """Write a record readable by its owner only (whatever the umask)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(fd, mode)
+        f.write(text)
 
 
 def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 import glob as globlib
 import os
 import re
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -28,6 +27,7 @@ from rocmbuild.host import loader_default_dirs
 from rocmbuild.libraries import library_base, library_package_hint
 from rocmbuild.plan import BuildPlan
 from rocmbuild.runner import CommandResult, capture
+from rocmbuild.safedelete import remove_paths
 
 
 class DiagnosisLike(Protocol):
@@ -45,6 +45,7 @@ class RemedyResult:
     detail: str
     removed: tuple[str, ...] = ()
     warning: str | None = None
+    refused: tuple[str, ...] = ()  # paths a clean would not delete, each with its reason
 
 
 @dataclass(frozen=True)
@@ -57,24 +58,6 @@ class RemedyContext:
 
 
 # --- deletion ---------------------------------------------------------------
-
-def _inside(path: Path, root: Path) -> bool:
-    try:
-        path.relative_to(root)
-    except ValueError:
-        return False
-    return True
-
-
-def _crosses_symlink(path: Path, root: Path) -> bool:
-    """True if any directory between root and path (exclusive) is a symlink."""
-    current = root
-    for part in path.relative_to(root).parts[:-1]:
-        current = current / part
-        if current.is_symlink():
-            return True
-    return False
-
 
 def cmake_caches(source: Path, max_depth: int = 4) -> list[str]:
     """Relative paths of CMakeCache.txt files and CMakeFiles dirs in the tree (no symlinks followed)."""
@@ -95,39 +78,28 @@ def cmake_caches(source: Path, max_depth: int = 4) -> list[str]:
 def safe_remove(source: Path, patterns: Sequence[str]) -> tuple[list[str], list[str]]:
     """Remove what ``patterns`` (relative globs) match inside ``source``.
 
-    Returns (removed, refused) as paths relative to the source tree.  A pattern
-    that is absolute or climbs out (``..``) is refused; a match reached through
-    a symlinked directory is refused; a match that is itself a symlink is
-    unlinked (the link goes, what it points to stays).
+    Returns (removed, refused) as paths relative to the source tree, a refusal
+    with its reason.  A pattern that is absolute or climbs out (``..``) is
+    refused; the deletion itself (safedelete.py) goes through directory
+    descriptors: never through a symlink, never across a mount point, never
+    raising.  A match that is itself a symlink is unlinked (the link goes,
+    what it points to stays).
     """
     root = source.resolve()
-    removed: list[str] = []
     refused: list[str] = []
+    matched: list[str] = []
     for pattern in patterns:
         if os.path.isabs(pattern) or ".." in Path(pattern).parts:
-            refused.append(pattern)
+            refused.append(f"{pattern} (outside the tree)")
             continue
-        matches = sorted(globlib.glob(pattern, root_dir=root, recursive=True, include_hidden=True))
-        for rel in matches:
-            path = root / rel
-            if not _inside(Path(os.path.abspath(path)), root) or _crosses_symlink(path, root):
-                refused.append(rel)
-                continue
-            if not _inside(path.parent.resolve(), root):
-                refused.append(rel)
-                continue
-            try:
-                if path.is_symlink() or not path.is_dir():
-                    path.unlink()
-                else:
-                    shutil.rmtree(path)
-            except FileNotFoundError:
-                continue
-            except OSError as exc:  # permission, busy mount: report it, never crash the run
-                refused.append(f"{rel} ({exc.strerror or exc})")
-                continue
-            removed.append(rel)
-    return removed, refused
+        try:
+            found = globlib.glob(pattern, root_dir=root, recursive=True, include_hidden=True)
+        except OSError as exc:
+            refused.append(f"{pattern} ({exc.strerror or exc})")
+            continue
+        matched.extend(rel for rel in sorted(found) if rel not in matched)
+    removed, not_removed = remove_paths(root, matched)
+    return removed, refused + not_removed
 
 
 # --- library search ---------------------------------------------------------
@@ -235,11 +207,11 @@ def clean_build(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -
     removed, refused = safe_remove(plan.source, patterns)
     detail = f"removed {', '.join(removed)}" if removed else "nothing to remove"
     if refused:
-        detail += f"; refused (outside the tree or through a symlink): {', '.join(refused)}"
+        detail += f"; refused: {', '.join(refused)}"
     # A clean tree needs prepare again (e.g. hipify, vendored libraries).  Nothing removed = nothing
     # changed: not applied, so it does not spend an attempt (issue 12).
     return RemedyResult("clean_build", bool(removed), replace(plan, run_prepare=True) if removed else plan, detail,
-                        removed=tuple(removed))
+                        removed=tuple(removed), refused=tuple(refused))
 
 
 def uninstall_packages(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
@@ -288,14 +260,14 @@ def lower_optimization(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCon
     kept += [f"-D{var}=-O{level}" for var in CMAKE_CONFIG_FLAGS]
     changes.append(EnvChange("CMAKE_ARGS", "set", " ".join(kept), reason))
     # CMake caches the flags of the first configure: without a fresh configure nothing changes.
-    removed, _ = safe_remove(plan.source, cmake_caches(plan.source))
+    removed, refused = safe_remove(plan.source, cmake_caches(plan.source))
     detail = f"-O3 -> -O{level} in {', '.join(FLAG_VARIABLES)}, CMake per-config HIP/CXX/C flags and CMAKE_ARGS"
     if removed:
         detail += f"; removed {', '.join(removed)} for a fresh configure"
     warning = ("changing the optimisation flags changes every compile command: "
                "expect a cold compiler cache (0% hits) on the next attempt") if ctx.cache_in_use else None
     return RemedyResult(name, True, plan.with_changes(*changes, opt_level=level), detail,
-                        removed=tuple(removed), warning=warning)
+                        removed=tuple(removed), warning=warning, refused=tuple(refused))
 
 
 def reduce_jobs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:

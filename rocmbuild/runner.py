@@ -71,6 +71,8 @@ from typing import TYPE_CHECKING, Any
 import pexpect
 import psutil
 
+from rocmbuild import containment
+from rocmbuild.errors import DiskFullError
 from rocmbuild.watcher import Progress, Watcher
 
 if TYPE_CHECKING:
@@ -168,9 +170,13 @@ class AttemptOutcome:
 
 
 class InterruptFlag:
-    """Context manager: SIGINT/SIGTERM set a flag instead of raising; call the object to read it."""
+    """Context manager: SIGINT/SIGTERM/SIGHUP set a flag instead of raising; call the object to read it.
 
-    def __init__(self, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM)) -> None:
+    SIGHUP is the terminal (or ssh session) closing under a "type it and go home" build: it
+    stops the build and finishes the records like the other two.
+    """
+
+    def __init__(self, signals: Sequence[int] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)) -> None:
         self.signals = tuple(signals)
         self.received: int | None = None  # the first signal received
         self._previous: dict[int, Any] = {}
@@ -209,6 +215,39 @@ def _raw_output() -> None:
     termios.tcsetattr(0, termios.TCSANOW, attrs)
 
 
+def _unstartable(command: str, env: Mapping[str, str]) -> str | None:
+    """Why execve would refuse this step (checked before forking), or None."""
+    if "\0" in command:
+        return "the command holds a NUL character"
+    for name, value in env.items():
+        if not name or "=" in name or "\0" in name:
+            return f"the environment variable name {name!r} is invalid"
+        if "\0" in value:
+            return f"the value of {name} holds a NUL character"
+    return None
+
+
+def _exec_child(argv: list[str], env: dict[str, str], cgroup_procs: str | None) -> None:
+    """In the forked child: set up its terminal and exec the step; never return into rocmbuild's code.
+
+    ptyprocess would run its own exec after this, and an exception there (a ValueError from
+    a bad environment, anything) would unwind through rocmbuild's stack in the child: its
+    error handler, its records.  Here every failure ends the child at once, exit 127.
+    """
+    try:
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # Python ignores it; a build's `yes | head` must not
+        if cgroup_procs is not None:  # into the attempt's cgroup before anything can fork
+            fd = os.open(cgroup_procs, os.O_WRONLY)
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
+        _raw_output()
+        os.execve(argv[0], argv, env)
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            os.write(1, f"{NOTE}could not start: {type(exc).__name__}: {exc}\n".encode("utf-8", "replace"))
+    os._exit(127)
+
+
 @contextlib.contextmanager
 def _subreaper() -> Iterator[None]:
     """Orphans of the build are re-parented to us (not init) while this is active (Linux)."""
@@ -234,8 +273,15 @@ class _Sink:
     """Where output goes: the raw log, the display and the watcher, in that order."""
 
     def __init__(self, log_path: Path, watcher: Watcher, display: Display | None) -> None:
-        log_path.parent.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            self.fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise DiskFullError(f"cannot create the build log {log_path}", why=exc.strerror or str(exc),
+                                todo="free space on (or remount read-write) the run directory's filesystem, "
+                                     "or pass --run-dir elsewhere; then rerun") from None
+        self.path = log_path
+        self.broken: OSError | None = None  # the log could not be written: nothing more goes there
         self.watcher = watcher
         self.display = display
         self.log_only = False
@@ -249,8 +295,14 @@ class _Sink:
 
     def emit(self, data: bytes) -> None:
         view = memoryview(data)
-        while view:
-            view = view[os.write(self.fd, view) :]
+        while view and self.broken is None:
+            try:
+                view = view[os.write(self.fd, view) :]
+            except OSError as exc:  # a full or read-only run dir: the build is stopped, then rocmbuild answers
+                self.broken = exc
+                raise DiskFullError(f"cannot write the build log {self.path}", why=exc.strerror or str(exc),
+                                    todo="free space on (or remount read-write) the run directory's "
+                                         "filesystem, or pass --run-dir elsewhere; then rerun") from None
         self.at_line_start = data.endswith(b"\n")
         if self.log_only:
             return
@@ -285,24 +337,38 @@ def run_attempt(
     display: Display | None = None,
     stop_check: Callable[[], str | None] | None = None,
     interrupted: Callable[[], bool] = lambda: False,
+    tree: Path | None = None,
 ) -> AttemptOutcome:
-    """Run the steps in order under a PTY; the first failing (or stopped) step ends the attempt."""
+    """Run the steps in order under a PTY; the first failing (or stopped) step ends the attempt.
+
+    ``tree`` (default ``cwd``) keys the attempt's cgroup, so that the next run on the same tree
+    finds what a killed run left behind.
+    """
     started = datetime.now(UTC)
     t0 = time.monotonic()
     sink = _Sink(log_path, watcher, display)
     result = _StepResult("exited", 0, None, None)
     failed: Step | None = None
+    group = containment.AttemptGroup.create(tree or cwd)
+    watchdog = containment.Watchdog(group)
     try:
         with _subreaper():
             for step in steps:
                 if display is not None:
                     display.step(step.name)
                 sink.lines(HEADER.format(name=step.name, command=step.command))
-                result = _StepRun(step, cwd, env, sink, limits, stop_check, interrupted).run()
+                result = _StepRun(step, cwd, env, sink, limits, stop_check, interrupted, group, watchdog).run()
                 if not result.ok:
                     failed = step
                     break
     finally:
+        if group is not None:
+            if not group.kill():
+                with contextlib.suppress(DiskFullError):
+                    sink.note(f"processes still in {group.path} after SIGKILL: {group.pids()}")
+            group.remove()
+        watchdog.close()
+        _reap_orphans()
         if not sink.at_line_start:
             sink.emit(b"\n")  # the log (and the watcher) end on a line boundary; the next header starts fresh
         sink.close()
@@ -345,6 +411,8 @@ class _StepRun:
     limits: Limits
     stop_check: Callable[[], str | None] | None
     interrupted: Callable[[], bool]
+    group: containment.AttemptGroup | None = None
+    watchdog: containment.Watchdog | None = None
     tree: _Tree | None = field(default=None, init=False)
 
     def _limit_reached(self, now: float, last_output: float) -> str | None:
@@ -366,17 +434,26 @@ class _StepRun:
         if not Path(self.cwd).is_dir():
             self.sink.note(f"step {self.step.name} could not start: no directory {self.cwd}")
             return _StepResult("exited", 127, None, None)
+        problem = _unstartable(self.step.command, self.env)
+        if problem is not None:
+            self.sink.note(f"step {self.step.name} could not start: {problem}")
+            return _StepResult("exited", 127, None, None)
         shell = _shell()
+        argv = [*shell, self.step.command]
+        env = dict(self.env)
+        join = self.group.procs_file if self.group is not None else None
         try:
             child = pexpect.spawn(
-                shell[0], [*shell[1:], self.step.command], cwd=str(self.cwd), env=dict(self.env),
-                dimensions=WINDOW, preexec_fn=_raw_output,
+                shell[0], argv[1:], cwd=str(self.cwd), env=env,
+                dimensions=WINDOW, preexec_fn=lambda: _exec_child(argv, env, join),
             )
         except (pexpect.ExceptionPexpect, OSError) as exc:
             self.sink.note(f"step {self.step.name} could not start: {exc}")
             return _StepResult("exited", 127, None, None)
         child.ptyproc.delayafterclose = 0  # the child is dead by the time we close
-        self.tree = _Tree(child.pid)
+        if self.group is None and self.watchdog is not None:
+            self.watchdog.watch_session(child.pid)  # without a cgroup, the watchdog ends this session
+        self.tree = _Tree(child.pid, self.group)
         try:
             return self._watch(child)
         except BaseException as exc:  # a failing hook, a KeyboardInterrupt: never leave the build running
@@ -500,11 +577,13 @@ class _StepRun:
             for p in procs:
                 with contextlib.suppress(psutil.Error):
                     p.send_signal(sig)
+            if sig == signal.SIGKILL and self.group is not None:
+                self.group.kill(timeout=grace)  # cgroup.kill: also what forked since the last look
             deadline = time.monotonic() + grace
             while True:
                 self._drain(fd)
                 alive = [p for p in procs if _alive(p)]
-                if not alive and not child.isalive():
+                if not alive and not child.isalive() and not (self.group is not None and self.group.pids()):
                     break
                 if time.monotonic() >= deadline:
                     break
@@ -565,6 +644,21 @@ def _alive(p: psutil.Process) -> bool:
         return False
 
 
+def _reap_orphans() -> None:
+    """Reap zombie children: orphans of the build re-parented to us (subreaper) that died.
+
+    Unreaped, they would pass to init when rocmbuild exits -- and an init that does not reap
+    (a container's first process often does not) keeps them for good.  Every process of ours is
+    finished by now (the steps, the helper commands); a Popen whose child is reaped here still
+    polls fine (ECHILD counts as exited).
+    """
+    with contextlib.suppress(psutil.Error):
+        for child in psutil.Process().children():
+            with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
+                if child.status() == psutil.STATUS_ZOMBIE:
+                    os.waitpid(child.pid, os.WNOHANG)
+
+
 def _describe_short(p: psutil.Process) -> str:
     try:
         cmd = " ".join(p.cmdline()) or p.name()
@@ -576,8 +670,9 @@ def _describe_short(p: psutil.Process) -> str:
 class _Tree:
     """Every process seen below a step (and in its session), kept so they can all be stopped."""
 
-    def __init__(self, root: int) -> None:
+    def __init__(self, root: int, group: containment.AttemptGroup | None = None) -> None:
         self.root = root
+        self.group = group
         self.me = psutil.Process()
         self.known: dict[int, psutil.Process] = {}
         try:
@@ -630,6 +725,10 @@ class _Tree:
                     self.known[pid] = psutil.Process(pid)
             except (OSError, psutil.Error):
                 continue
+        for pid in self.group.pids() if self.group is not None else ():  # whatever escaped the tree
+            if pid != self.root and pid not in self.known:
+                with contextlib.suppress(psutil.Error):
+                    self.known[pid] = psutil.Process(pid)
         return [p for p in self.known.values() if _alive(p)]
 
     def leftovers(self) -> list[psutil.Process]:

@@ -188,6 +188,8 @@ class BuildSession:
         else:
             self.rec.event("remedy.skipped", remedy=name, detail=result.detail)
             self.say(f"remedy {name} does not apply: {result.detail}")
+        for refusal in result.refused:  # a clean that would leave the tree (symlink, mount point) says so
+            self.rec.event("path.refused", remedy=name, path=refusal)
         if result.warning:
             self.rec.event("remedy.warning", remedy=name, message=result.warning)
             self.say(f"note: {result.warning}")
@@ -238,14 +240,15 @@ class BuildSession:
                 outcome = runner.run_attempt(
                     [runner.Step("checkout", c) for c in plan.checkout], cwd=plan.source.parent, env=plan.env,
                     log_path=log, watcher=watcher, limits=limits, display=display, stop_check=stop_check,
-                    interrupted=self.interrupted)
+                    interrupted=self.interrupted, tree=plan.source)
                 if outcome.succeeded:
                     plan = self.state.plan = replace(plan, checkout=())
             if outcome is None or outcome.succeeded:
                 self._materialise_bundled_source(plan)
                 outcome = runner.run_attempt(
                     self._steps(plan), cwd=plan.source, env=plan.env, log_path=log, watcher=watcher,
-                    limits=limits, display=display, stop_check=stop_check, interrupted=self.interrupted)
+                    limits=limits, display=display, stop_check=stop_check, interrupted=self.interrupted,
+                    tree=plan.source)
         watcher.close()
         cache_stats = None
         if self.cache is not None:

@@ -50,7 +50,7 @@ def test_safe_remove_never_follows_symlinks_out_of_the_tree(tmp_path: Path) -> N
     (src / "out" / "evil.o").symlink_to(outside / "precious.txt")
     removed, refused = safe_remove(src, ["build", "*.egg-info", "out/*.o", "link/build", "../outside", "/etc"])
     assert sorted(removed) == ["build", "out/evil.o", "out/k.o", "pkg.egg-info"]
-    assert set(refused) >= {"link/build", "../outside", "/etc"}
+    assert {r.split(" (")[0] for r in refused} >= {"link/build", "../outside", "/etc"}
     assert (outside / "precious.txt").read_text() == "keep"
     assert (outside / "build" / "x.o").read_text() == "keep too"
     assert (src / "link").is_symlink(), "links that no pattern names stay"

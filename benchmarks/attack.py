@@ -1,0 +1,671 @@
+"""The attack table of issue 14, re-run: one line per case (held / GOT THROUGH), then held/tried.
+
+usage: python benchmarks/attack.py [--only SUBSTRING] [--list]
+
+Runs the installed ``rocmbuild`` (the venv's, next to this interpreter) for real:
+real processes, signals, PTYs, mounts (root), cgroups.  Set PYTHONPATH to
+another checkout to attack that code instead (``PYTHONPATH=/tmp/old python
+benchmarks/attack.py``).  Every case cleans up its processes and mounts.
+
+Categories: stop (no survivor of any escape kind after any stop path, SIGKILL
+included), sigkill-records (records readable after SIGKILL), leftovers, clean
+(nothing outside the tree deleted), secrets, repro, lock, reader, fs, recipe,
+options (bad input exits 2), flood (memory flat), redos (a catastrophic user
+regex cannot hang the build: the classifier's bound, issue 11).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psutil
+
+ROOT = Path(__file__).resolve().parent.parent
+CHILDREN = ROOT / "tests" / "children"
+ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
+PY = sys.executable
+
+Case = tuple[str, Callable[[Path], tuple[bool, str]]]
+
+
+# -- helpers ---------------------------------------------------------------------------------------
+
+
+def env_for(tmp: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROCMBUILD_")}
+    env.update(XDG_STATE_HOME=str(tmp / "state"), XDG_CACHE_HOME=str(tmp / "cache"),
+               XDG_CONFIG_HOME=str(tmp / "config"), HIP_PLATFORM="amd")
+    env.update(extra)
+    return env
+
+
+def recipe(tmp: Path, build: str, *, name: str = "atk", env: str = "", clean: str = "") -> Path:
+    path = tmp / f"{name}.toml"
+    path.write_text(f'name = "{name}"\n[env]\n{env}\n[steps]\nbuild = [{json.dumps(build)}]\n'
+                    + (f"[clean]\npaths = {clean}\n" if clean else ""))
+    return path
+
+
+def build_argv(tmp: Path, recipe_path: Path, *extra: str, run: str = "run", source: str = "src") -> list[str]:
+    (tmp / source).mkdir(exist_ok=True)
+    return [ROCMBUILD, str(recipe_path), "--source", str(tmp / source), "--run-dir", str(tmp / run),
+            "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--max-attempts", "1", *extra]
+
+
+def run(argv: list[str], env: dict[str, str], timeout: float = 60, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout,
+                          stdin=subprocess.DEVNULL, **kw)  # type: ignore[call-overload]
+
+
+def marked(marker: str) -> list[psutil.Process]:
+    found = []
+    for p in psutil.process_iter(["cmdline", "status"]):
+        if p.info["status"] != psutil.STATUS_ZOMBIE and marker in (p.info["cmdline"] or []):
+            found.append(p)
+    return found
+
+
+def kill_marked(marker: str) -> None:
+    for _ in range(100):
+        procs = marked(marker)
+        if not procs:
+            return
+        for p in procs:
+            with contextlib.suppress(psutil.Error):
+                p.kill()
+        time.sleep(0.02)
+
+
+def kinds_alive(marker: str) -> set[str]:
+    kinds = set()
+    for p in marked(marker):
+        with contextlib.suppress(psutil.Error):
+            cmd = p.cmdline()
+            kinds.add("reforker" if any("reforker.py" in c for c in cmd) else cmd[-1])
+    return kinds
+
+
+@contextlib.contextmanager
+def mounted(where: Path, *args: str) -> Iterator[Path]:
+    where.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["mount", *args, str(where)], check=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], check=False)
+
+
+def summary(run_dir: Path) -> dict[str, object]:
+    data: dict[str, object] = json.loads((run_dir / "summary.json").read_text())
+    return data
+
+
+# -- stop: no survivor after any stop path -------------------------------------------------------------
+
+KINDS = ("daemon", "session", "nohup", "reforker")
+_stop_results: dict[str, set[str] | str] = {}
+
+
+def _stop_run(tmp: Path, path: str) -> set[str] | str:
+    """Run escapers.py under rocmbuild, stop it by ``path``; which escape kinds are still alive."""
+    marker = f"atk-{uuid.uuid4().hex[:10]}"
+    stay = path != "normal-exit"
+    r = recipe(tmp, f"{PY} {CHILDREN / 'escapers.py'} {marker}{' stay' if stay else ''}")
+    extra = {"stall": ["--stall-timeout", "2s"], "budget": ["--budget", "3s"]}.get(path, [])
+    proc = subprocess.Popen(build_argv(tmp, r, *extra), env=env_for(tmp), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "escapers ready" in line:
+                break
+        sig = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM, "SIGHUP": signal.SIGHUP,
+               "SIGKILL": signal.SIGKILL}.get(path)
+        if sig is not None:
+            proc.send_signal(sig)
+        proc.communicate(timeout=60)
+        deadline = time.monotonic() + (5 if path == "SIGKILL" else 1)
+        while marked(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return kinds_alive(marker)
+    except Exception as exc:  # the case failed to run: it did not hold
+        return f"{type(exc).__name__}: {exc}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        kill_marked(marker)
+
+
+def stop_case(path: str, kind: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        if path not in _stop_results:
+            _stop_results[path] = _stop_run(tmp, path)
+        alive = _stop_results[path]
+        if isinstance(alive, str):
+            return False, alive
+        return kind not in alive, f"{kind} survived" if kind in alive else ""
+    return case
+
+
+# -- records after SIGKILL, leftovers ------------------------------------------------------------------
+
+
+def sigkill_records(delay: float) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        r = recipe(tmp, f"{PY} -c 'import time\nfor i in range(10**6): print(\"line\", i, flush=True)'")
+        proc = subprocess.Popen(build_argv(tmp, r), env=env_for(tmp), stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while not (tmp / "run" / "attempt-1.log").exists() and time.monotonic() < deadline:
+            time.sleep(0.02)  # killed while the build runs (before it, there is no run to read)
+        time.sleep(delay)
+        proc.kill()
+        proc.wait()
+        time.sleep(1)
+        rep = run([ROCMBUILD, "report", str(tmp / "run"), "--json"], env_for(tmp))
+        return rep.returncode == 0 and json.loads(rep.stdout)["outcome"] == "running", rep.stderr[-200:]
+    return case
+
+
+def leftovers(tmp: Path) -> tuple[bool, str]:
+    marker = f"atk-{uuid.uuid4().hex[:10]}"
+    r = recipe(tmp, f"{PY} {CHILDREN / 'escapers.py'} {marker} stay")
+    proc = subprocess.Popen(build_argv(tmp, r), env=env_for(tmp), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            if "escapers ready" in line:
+                break
+        me = psutil.Process(proc.pid)
+        for p in [*(c for c in me.children() if c.status() != psutil.STATUS_ZOMBIE
+                    and "watchdog.py" in " ".join(c.cmdline())), me]:
+            p.kill()
+        proc.wait()
+        time.sleep(0.3)
+        second = run(build_argv(tmp, recipe(tmp, "true", name="ok"), run="run2"), env_for(tmp))
+        time.sleep(0.5)
+        alive = kinds_alive(marker)
+        events = (tmp / "run2" / "events.jsonl").read_text() if (tmp / "run2").exists() else ""
+        return not alive and "leftovers.stopped" in events, f"alive {alive}, exit {second.returncode}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        kill_marked(marker)
+
+
+# -- clean ------------------------------------------------------------------------------------------
+
+
+def _outside(tmp: Path) -> tuple[Path, set[str]]:
+    outside = tmp / "outside"
+    (outside / "sub").mkdir(parents=True, exist_ok=True)
+    for i in range(20):
+        (outside / f"keep{i}").write_text("keep")
+    (outside / "sub" / "keep").write_text("keep")
+    return outside, {str(p) for p in outside.rglob("*")}
+
+
+def clean_case(setup: Callable[[Path, Path], list[str]], *, mount: str | None = None,
+               swapper: bool = False) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        from rocmbuild.remedies import safe_remove
+
+        outside, before = _outside(tmp)
+        src = tmp / "src"
+        src.mkdir(exist_ok=True)
+        patterns = setup(src, outside)
+        with contextlib.ExitStack() as stack:
+            if mount == "bind":
+                stack.enter_context(mounted(src / "build" / "mnt", "--bind", str(outside)))
+            elif mount == "tmpfs":
+                m = stack.enter_context(mounted(src / "build" / "scratch", "-t", "tmpfs", "-o", "size=1M", "tmpfs"))
+                (m / "data").write_text("keep")
+                before = before | {"tmpfs-data"}
+            error = ""
+            try:
+                if swapper:
+                    stop = threading.Event()
+                    thread = threading.Thread(target=_swap, args=(src, outside, stop), daemon=True)
+                    thread.start()
+                    end = time.monotonic() + 3
+                    try:
+                        while time.monotonic() < end:
+                            safe_remove(src, patterns)
+                    finally:
+                        stop.set()
+                        thread.join(5)
+                else:
+                    safe_remove(src, patterns)
+            except Exception as exc:
+                error = f"{type(exc).__name__}: {exc}"
+            after = {str(p) for p in outside.rglob("*")}
+            if mount == "tmpfs" and (src / "build" / "scratch" / "data").exists():
+                after.add("tmpfs-data")
+        lost = before - after
+        return not lost and not error, error or (f"{len(lost)} deleted outside" if lost else "")
+    return case
+
+
+def _swap(src: Path, outside: Path, stop: threading.Event) -> None:
+    build = src / "build"
+    while not stop.is_set():
+        try:
+            if build.is_symlink() or not build.exists():
+                build.unlink(missing_ok=True)
+                build.mkdir()
+                for i in range(10):
+                    (build / f"o{i}").symlink_to(outside)
+            else:
+                tmp = src / "build.tmp"
+                tmp.unlink(missing_ok=True)
+                tmp.symlink_to(outside)
+                os.rename(build, src / f"old-{time.monotonic_ns()}")
+                os.replace(tmp, build)
+        except OSError:
+            continue
+
+
+def _link_dir(src: Path, outside: Path) -> list[str]:
+    (src / "build").symlink_to(outside)
+    return ["build", "build/*"]
+
+
+def _link_inside(src: Path, outside: Path) -> list[str]:
+    (src / "build").mkdir()
+    (src / "build" / "escape").symlink_to(outside)
+    return ["build"]
+
+
+def _link_file(src: Path, outside: Path) -> list[str]:
+    (src / "out").mkdir()
+    (src / "out" / "x.o").symlink_to(outside / "keep0")
+    return ["out/*.o"]
+
+
+def _middle(src: Path, outside: Path) -> list[str]:
+    (src / "third_party").symlink_to(outside)
+    return ["third_party/sub", "third_party/**/keep*"]
+
+
+def _dotdot(src: Path, outside: Path) -> list[str]:
+    return ["../outside", "../outside/*", "build/../../outside"]
+
+
+def _absolute(src: Path, outside: Path) -> list[str]:
+    return [str(outside), str(outside / "*")]
+
+
+def _hidden_glob(src: Path, outside: Path) -> list[str]:
+    (src / ".cache").symlink_to(outside)
+    return [".*", ".cache/*", "**/keep*"]
+
+
+def _deep(src: Path, outside: Path) -> list[str]:
+    d = src / "build"
+    for i in range(30):
+        d = d / f"d{i}"
+    d.mkdir(parents=True)
+    (d / "link").symlink_to(outside)
+    return ["build"]
+
+
+def _egg(src: Path, outside: Path) -> list[str]:
+    (src / "pkg.egg-info").symlink_to(outside)
+    return ["*.egg-info", "*.egg-info/*"]
+
+
+def _mnt(src: Path, outside: Path) -> list[str]:
+    (src / "build" / "mnt").mkdir(parents=True)
+    (src / "build" / "obj.o").write_text("")
+    return ["build", "build/mnt"]
+
+
+def _scratch(src: Path, outside: Path) -> list[str]:
+    (src / "build" / "scratch").mkdir(parents=True)
+    return ["build"]
+
+
+def _swap_setup(src: Path, outside: Path) -> list[str]:
+    (src / "build").symlink_to(outside)
+    return ["build", "build/*", "old-*"]
+
+
+# -- secrets, repro, lock, reader, fs, recipes --------------------------------------------------------
+
+
+_secret_run: dict[str, tuple[str, Path]] = {}
+_cleanup: list[Path] = []  # directories shared by several cases, removed at the end
+
+
+def _secrets(_case_tmp: Path) -> tuple[str, Path]:
+    """One build leaking every kind of secret, shared by the secret cases (in its own directory)."""
+    if "x" not in _secret_run:
+        tmp = Path(tempfile.mkdtemp(prefix="atk-secrets-"))
+        _cleanup.append(tmp)
+        r = recipe(tmp, "false", env='PIP_EXTRA_INDEX_URL = "https://user:hunter2pw@pypi.example/simple"\n'
+                                     'HF_TOKEN = "hf_tok_value"\nMY_API_KEY = "apikeyvalue"\n'
+                                     'DB_PASSWORD = "dbpwvalue"\nCI_SECRET_X = "secretvalue"')
+        argv = build_argv(tmp, r, "--verbose", "--json")
+        argv.remove("--no-cache")
+        argv += ["--cache-remote", "redis://:redispw@127.0.0.1:9"]
+        proc = run(argv, env_for(tmp))
+        _secret_run["x"] = (proc.stdout + proc.stderr, tmp / "run")
+    return _secret_run["x"]
+
+
+def secret_case(secret: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        console, run_dir = _secrets(tmp)
+        where = [p.name for p in run_dir.iterdir() if not p.name.startswith("attempt-")
+                 and secret in p.read_text(errors="replace")]
+        if secret in console:
+            where.append("console")
+        return not where, f"in {', '.join(where)}" if where else ""
+    return case
+
+
+def secret_modes(tmp: Path) -> tuple[bool, str]:
+    _, run_dir = _secrets(tmp)
+    bad = [p.name for p in [run_dir, *run_dir.iterdir()] if p.stat().st_mode & 0o077]
+    return not bad, f"readable by others: {bad}" if bad else ""
+
+
+def repro_case(kind: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        pwned = tmp / "pwned"
+        if kind == "run-dir-newline":
+            r, run_name = recipe(tmp, "true"), f"run\ntouch {pwned}\n"
+        elif kind == "env-value":
+            r, run_name = recipe(tmp, "true", env=f'X = "$(touch {pwned})`touch {pwned}`"'), "run"
+        else:  # metacharacters in an env name (refused at load is also a hold)
+            r, run_name = recipe(tmp, "true", env=f'"A;touch {pwned};B" = "1"'), "run"
+        proc = run(build_argv(tmp, r, run=run_name), env_for(tmp))
+        script = tmp / run_name / "repro.sh"
+        if not script.exists():
+            return proc.returncode == 2, f"no repro.sh, exit {proc.returncode}"
+        subprocess.run(["bash", str(script)], capture_output=True, timeout=30, cwd=tmp)
+        return not pwned.exists(), "injected command ran" if pwned.exists() else ""
+    return case
+
+
+def lock_case(alias: bool, same_state: bool = False) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        r = recipe(tmp, "sleep 20")
+        first_env = env_for(tmp / ("b" if same_state else "a"))
+        first = subprocess.Popen(build_argv(tmp, r, run="r1"), env=first_env, stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            deadline = time.monotonic() + 20
+            while not (tmp / "r1" / "attempt-1.log").exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
+            argv = build_argv(tmp, r, run="r2")
+            if alias:
+                (tmp / "alias").symlink_to(tmp / "src")
+                argv[argv.index("--source") + 1] = str(tmp / "alias")
+            second = run(argv, env_for(tmp / "b"), timeout=40)
+            return second.returncode == 2, f"second build exit {second.returncode}"
+        finally:
+            first.send_signal(signal.SIGTERM)
+            first.wait(timeout=30)
+    return case
+
+
+def reader_case(how: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        r = recipe(tmp, f"{PY} -c 'import time\nfor i in range(3000): print(i, flush=True)\ntime.sleep(0.3)'")
+        cmd = " ".join(f"'{a}'" for a in build_argv(tmp, r))
+        shell = f"{cmd} | head -2 >/dev/null" if how == "head" else f"{cmd} >&- 2>&-"
+        proc = run(["bash", "-c", f"{shell}; echo \"rc=${{PIPESTATUS[0]}}\" >&2"
+                    if how == "head" else f"{shell}; echo rc=$? >&2"], env_for(tmp))
+        rc = proc.stderr.strip().rpartition("rc=")[2]
+        s = summary(tmp / "run")
+        return s["exit_code"] == 0 and rc == "0", f"exit {rc}, recorded {s['exit_code']} {s['outcome']}"
+    return case
+
+
+def fs_case(kind: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        env = env_for(tmp)
+        opts = "size=1M,ro" if kind.startswith("ro") else "size=1M"
+        with mounted(tmp / "m", "-t", "tmpfs", "-o", opts, "tmpfs") as m:
+            build = "true"
+            run_name = "m/run"
+            if kind in ("full-run-dir", "full-state-dir"):
+                with open(m / "filler", "wb") as f, contextlib.suppress(OSError):
+                    while True:
+                        f.write(b"\0" * 65536)
+                        f.flush()
+            if kind in ("full-state-dir", "ro-state-dir"):
+                env["XDG_STATE_HOME"] = str(m)
+                run_name = "run"
+            if kind == "fills-during":
+                build = f"{PY} -c 'for i in range(40000): print(\"x\" * 60, i)'"
+            proc = run(build_argv(tmp, recipe(tmp, build), run=run_name), env)
+            want = 4 if kind == "fills-during" else 2
+            if kind == "full-state-dir" and proc.returncode == 0:
+                want = 0  # a state dir holding only locks and a link may still work: also a hold
+            ok = proc.returncode == want and "Traceback" not in proc.stderr and "internal error" not in proc.stderr
+            return ok, f"exit {proc.returncode}: {proc.stderr.strip().splitlines()[:1]}"
+    return case
+
+
+def recipe_case(body: str | bytes, name: str = "bad.toml") -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        path = tmp / name
+        if isinstance(body, bytes):
+            path.write_bytes(body)
+        else:
+            path.write_text(body)
+        proc = run(build_argv(tmp, path), env_for(tmp))
+        return proc.returncode == 2 and "Traceback" not in proc.stderr, f"exit {proc.returncode}"
+    return case
+
+
+def recipe_path_case(arg: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        argv = build_argv(tmp, Path("x"))
+        argv[1] = arg
+        proc = run(argv, env_for(tmp))
+        return proc.returncode == 2 and "Traceback" not in proc.stderr, f"exit {proc.returncode}"
+    return case
+
+
+def option_case(*args: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        (tmp / "src").mkdir(exist_ok=True)
+        r = recipe(tmp, "true")
+        cache = [] if "--cache-remote" in args else ["--no-cache"]  # --no-cache would make the remote moot
+        argv = [ROCMBUILD, str(r), "--source", str(tmp / "src"), "--run-dir", str(tmp / "run"), "--arch", "gfx90a",
+                "--skip-preflight", *cache, *args]
+        proc = run(argv, env_for(tmp))
+        return proc.returncode == 2 and "Traceback" not in proc.stderr, f"exit {proc.returncode}"
+    return case
+
+
+def existing_run_dir(tmp: Path) -> tuple[bool, str]:
+    r = recipe(tmp, "true")
+    run(build_argv(tmp, r), env_for(tmp))
+    proc = run(build_argv(tmp, r), env_for(tmp))
+    return proc.returncode == 2, f"exit {proc.returncode}"
+
+
+def two_recipes(tmp: Path) -> tuple[bool, str]:
+    argv = build_argv(tmp, recipe(tmp, "true"))
+    argv.insert(2, str(recipe(tmp, "true", name="other")))
+    proc = run(argv, env_for(tmp))
+    return proc.returncode == 2, f"exit {proc.returncode}"
+
+
+def clean_cli_bind_mount(tmp: Path) -> tuple[bool, str]:
+    """The issue's case 2 end to end: a clean_build (after a stale-build failure) with a bind mount in build/."""
+    outside, before = _outside(tmp)
+    src = tmp / "src"
+    (src / "build" / "mnt").mkdir(parents=True)
+    fail = (f"{PY} -c 'import sys; print(\"CMake Error: The current CMakeCache.txt directory /a/CMakeCache.txt"
+            " is different than the directory /b where CMakeCache.txt was created.\"); sys.exit(1)'")
+    r = recipe(tmp, fail, clean='["build"]')
+    with mounted(src / "build" / "mnt", "--bind", str(outside)):
+        argv = build_argv(tmp, r)
+        argv[argv.index("--max-attempts") + 1] = "2"
+        proc = run(argv, env_for(tmp))
+        lost = before - {str(p) for p in outside.rglob("*")}
+    events = (tmp / "run" / "events.jsonl").read_text() if (tmp / "run" / "events.jsonl").exists() else ""
+    removed = "remedy.applied" in events
+    return removed and not lost and "Traceback" not in proc.stderr, (
+        f"clean ran: {removed}; {len(lost)} deleted outside; refusal recorded: {'path.refused' in events}")
+
+
+def flood_case(kind: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        code = {"binary": "import os,sys\nfor _ in range(320): sys.stdout.buffer.write(os.urandom(65536))",
+                "line": "import sys\nsys.stdout.write('x' * (20 << 20) + '\\n')",
+                "lines": "import sys\nfor i in range(400000): sys.stdout.write('y' * 50 + '\\n')"}[kind]
+        script = tmp / "flood.py"
+        script.write_text(code)
+        proc = subprocess.Popen(build_argv(tmp, recipe(tmp, f"{PY} {script}"), "--quiet"), env=env_for(tmp),
+                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        peak = 0
+        with contextlib.suppress(psutil.Error):
+            p = psutil.Process(proc.pid)
+            while proc.poll() is None:
+                peak = max(peak, p.memory_info().rss)
+                time.sleep(0.05)
+        proc.wait(timeout=120)
+        return peak < 300 << 20, f"peak RSS {peak >> 20} MiB"
+    return case
+
+
+def redos(tmp: Path) -> tuple[bool, str]:
+    sigs = tmp / "config" / "rocmbuild" / "signatures"
+    sigs.mkdir(parents=True)
+    (sigs / "evil.toml").write_text(
+        '[[signature]]\nid = "evil"\ncategory = "network"\ndescription = "catastrophic"\n'
+        'patterns = ["^(a+)+$"]\nkeywords = ["aaaa"]\nexamples = []\nnear_misses = []\n')
+    r = recipe(tmp, f"{PY} -c 'print(\"a\" * 40 + \"!\"); raise SystemExit(1)'")
+    t0 = time.monotonic()
+    proc = subprocess.Popen(build_argv(tmp, r, "--budget", "5s"), env=env_for(tmp), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        return False, "still running after 30s"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return True, f"ended after {time.monotonic() - t0:.1f}s"
+
+
+# -- the table ----------------------------------------------------------------------------------------
+
+
+def cases() -> list[Case]:
+    table: list[Case] = []
+    for path in ("normal-exit", "stall", "budget", "SIGINT", "SIGTERM", "SIGHUP", "SIGKILL"):
+        table += [(f"stop {path}: {kind}", stop_case(path, kind)) for kind in KINDS]
+    table += [(f"sigkill-records after {d}s", sigkill_records(d)) for d in (0.3, 0.7, 1.2, 2.0, 3.0)]
+    table.append(("leftovers of a run killed with its watchdog", leftovers))
+    table += [
+        ("clean: clean path is a symlink out", clean_case(_link_dir)),
+        ("clean: symlink inside a clean path", clean_case(_link_inside)),
+        ("clean: file symlink matched by a glob", clean_case(_link_file)),
+        ("clean: symlinked directory in the middle", clean_case(_middle)),
+        ("clean: .. patterns", clean_case(_dotdot)),
+        ("clean: absolute patterns", clean_case(_absolute)),
+        ("clean: hidden and ** globs through a link", clean_case(_hidden_glob)),
+        ("clean: deep tree with a link at the bottom", clean_case(_deep)),
+        ("clean: egg-info symlink", clean_case(_egg)),
+        ("clean: bind mount inside a clean path", clean_case(_mnt, mount="bind")),
+        ("clean: tmpfs inside a clean path", clean_case(_scratch, mount="tmpfs")),
+        ("clean: concurrent dir<->symlink swapper", clean_case(_swap_setup, swapper=True)),
+    ]
+    table += [(f"secret: {s}", secret_case(s)) for s in
+              ("redispw", "hunter2pw", "hf_tok_value", "apikeyvalue", "dbpwvalue", "secretvalue")]
+    table.append(("secret: run dir 0700, files 0600", secret_modes))
+    table += [(f"repro: {k}", repro_case(k)) for k in ("run-dir-newline", "env-value", "env-name")]
+    table += [("lock: other state dir", lock_case(False)), ("lock: other state dir, symlinked path", lock_case(True))]
+    table += [("reader: | head -2", reader_case("head")), ("reader: stdout and stderr closed", reader_case("closed"))]
+    table += [(f"fs: {k}", fs_case(k)) for k in
+              ("full-run-dir", "ro-run-dir", "ro-state-dir", "full-state-dir", "fills-during")]
+    base = '[steps]\nbuild = ["true"]\n'
+    table += [
+        ("recipe: env name with =", recipe_case(f'name = "x"\n[env]\n"A=B" = "1"\n{base}')),
+        ("recipe: empty env name", recipe_case(f'name = "x"\n[env]\n"" = "1"\n{base}')),
+        ("recipe: NUL in env value", recipe_case(f'name = "x"\n[env]\nA = "a\\u0000b"\n{base}')),
+        ("recipe: NUL in a command", recipe_case('name = "x"\n[steps]\nbuild = ["echo a\\u0000b"]\n')),
+        ("recipe: non-UTF-8 file", recipe_case(b'name = "caf\xe9"\n[steps]\nbuild = ["true"]\n')),
+        ("recipe: 300-character name", recipe_case(f'name = "{"n" * 300}"\n{base}')),
+        ("recipe: 300-character file name", recipe_path_case("r" * 300 + ".toml")),
+        ("recipe: 300-character directory", recipe_path_case("d" * 300 + "/x.toml")),
+        ("recipe: bad arch variable name", recipe_case(f'name = "x"\n[arch]\nvariables = ["A B"]\n{base}')),
+    ]
+    bad_options = [
+        ("--budget", "0s"), ("--budget", "-5m"), ("--budget", "soon"), ("--stall-timeout", "10x"),
+        ("--stall-timeout", "0s"), ("--jobs", "0"), ("--jobs", "-3"), ("--jobs", "many"), ("--jobs", "1e9"),
+        ("--max-attempts", "0"), ("--max-attempts", "x"), ("--backoff", "-1"), ("--backoff", "nan"),
+        ("--arch", "gfx9999"), ("--arch", "sm_80"), ("--arch", ""), ("--arch", "gfx90a;bogus"), ("--arch", "auto"),
+        ("--cache-remote", "not a url"), ("--cache-remote", "ftp://x"), ("--quiet", "--verbose"),
+        ("--no-such-option",), ("--rocm-path", "/nonexistent/rocm"), ("--source", "/nonexistent/src"),
+        ("--run-dir", "/proc/1/x"), ("--jobs", "2.5"), ("--arch", "gfx90a:bogus+"),
+    ]
+    table += [(f"option: {' '.join(repr(a) for a in opts)}", option_case(*opts)) for opts in bad_options]
+    table += [
+        ("option: --run-dir already holding a run", existing_run_dir),
+        ("option: --source is a file", option_case("--source", "/etc/hostname")),
+        ("option: --rocm-path is a file", option_case("--rocm-path", "/etc/hostname")),
+        ("option: two recipes for one --source", two_recipes),
+        ("option: unknown recipe", recipe_path_case("no-such-recipe")),
+        ("option: missing recipe file", recipe_path_case("/nonexistent/r.toml")),
+        ("option: --max-attempts -1", option_case("--max-attempts", "-1")),
+        ("lock: same state dir", lock_case(False, same_state=True)),
+        ("clean: bind mount in a clean path, through the CLI", clean_cli_bind_mount),
+    ]
+    table += [(f"flood: {k}", flood_case(k)) for k in ("binary", "line", "lines")]
+    table.append(("redos: catastrophic user signature (issue 11)", redos))
+    return table
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--only", default="", help="run the cases whose name contains this")
+    parser.add_argument("--list", action="store_true", help="list the cases")
+    args = parser.parse_args()
+    table = [(n, c) for n, c in cases() if args.only in n]
+    if args.list:
+        print("\n".join(n for n, _ in table))
+        return 0
+    held = 0
+    random.seed(14)
+    for name, case in table:
+        tmp = Path(tempfile.mkdtemp(prefix="atk-"))
+        try:
+            ok, detail = case(tmp)
+        except Exception as exc:
+            ok, detail = False, f"{type(exc).__name__}: {exc}"
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        held += ok
+        print(f"{'held' if ok else 'GOT THROUGH':<12} {name}" + ("" if ok else f"  ({detail})"), flush=True)
+    for path in _cleanup:
+        shutil.rmtree(path, ignore_errors=True)
+    print(f"{held}/{len(table)} held")
+    return 0 if held == len(table) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""No secrets in records, private modes, repro.sh quotes everything (issue 14, items 8 and 9)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+from test_e2e_ladder import ROCMBUILD, base_env
+
+from rocmbuild.records import repro_script
+from rocmbuild.redact import redact, redact_text, secret_name
+
+SECRETS = ("s3cretpw", "hunter2", "hf_abcdefsecret", "ghp_tok")
+
+
+def test_url_credentials_and_secret_names_are_redacted() -> None:
+    assert redact_text("redis://:s3cretpw@cache:6379") == "redis://<redacted>@cache:6379"
+    assert redact_text("pip --extra-index-url https://user:hunter2@pypi.example/simple x") == (
+        "pip --extra-index-url https://<redacted>@pypi.example/simple x")
+    assert redact_text("see https://example.org/a@b") == "see https://example.org/a@b", "an @ in a path is not a login"
+    assert all(secret_name(n) for n in ("HF_TOKEN", "AWS_SECRET_ACCESS_KEY", "DB_PASSWORD", "OPENAI_API_KEY"))
+    assert not any(secret_name(n) for n in ("PATH", "MAX_JOBS", "KEYBOARD", "PYTORCH_ROCM_ARCH"))
+    assert redact({"env": {"HF_TOKEN": "hf_x", "PATH": "/bin"}, "l": ["ftp://a:b@h"]}) == {
+        "env": {"HF_TOKEN": "<redacted>", "PATH": "/bin"}, "l": ["ftp://<redacted>@h"]}
+
+
+def test_no_secret_reaches_any_record_and_records_are_private(tmp_path: Path) -> None:
+    recipe = tmp_path / "leak.toml"
+    recipe.write_text(f"""
+name = "leak"
+[env]
+PIP_EXTRA_INDEX_URL = "https://user:hunter2@pypi.example/simple"
+HF_TOKEN = "hf_abcdefsecret"
+[steps]
+build = ["{sys.executable} -c 'import sys; sys.exit(1)'"]
+""")
+    src = tmp_path / "src"
+    src.mkdir()
+    run = tmp_path / "run"
+    env = base_env(tmp_path, GITHUB_TOKEN="ghp_tok")
+    proc = subprocess.run([ROCMBUILD, str(recipe), "--source", str(src), "--run-dir", str(run), "--arch", "gfx90a",
+                           "--skip-preflight", "--cache-remote", "redis://:s3cretpw@127.0.0.1:9", "--verbose",
+                           "--json", "--max-attempts", "1"],
+                          env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode in (1, 3), proc.stderr
+    console = proc.stdout + proc.stderr
+    for secret in SECRETS:
+        assert secret not in console, f"{secret} on the console"
+        for path in run.iterdir():
+            if path.name.startswith("attempt-"):
+                continue  # the build's own output, byte for byte
+            assert secret not in path.read_text(errors="replace"), f"{secret} in {path.name}"
+    assert "<redacted>" in (run / "summary.json").read_text()
+    assert stat.S_IMODE(run.stat().st_mode) == 0o700
+    for path in run.iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) & 0o077 == 0, f"{path.name} readable by others"
+    # repro.sh takes the secrets from the environment at run time
+    script = run / "repro.sh"
+    text = script.read_text()
+    assert 'HF_TOKEN:?' in text and 'PIP_EXTRA_INDEX_URL:?' in text
+    without = subprocess.run(["bash", str(script)], capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
+    assert without.returncode != 0 and "holds a secret" in without.stderr
+
+
+def test_repro_quotes_names_paths_and_comments(tmp_path: Path) -> None:
+    marker = tmp_path / "pwned"
+    cwd = tmp_path / "dir with $(touch pwned) and 'quotes'"
+    cwd.mkdir()
+    text = repro_script(
+        run=f"run\ntouch {marker}\n", recipe="r;touch x", cwd=cwd,
+        env_set={"OK": f"$(touch {marker})`touch {marker}`", f"BAD=1; touch {marker}; X": "v", "A B": "c"},
+        command="echo step-ran", step="build\nrm -rf /", attempt=1)
+    script = tmp_path / "repro.sh"
+    script.write_text(text)
+    assert subprocess.run(["bash", "-n", str(script)]).returncode == 0
+    proc = subprocess.run(["bash", str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == "step-ran\n", "only the step runs"
+    assert not marker.exists() and not (tmp_path / "x").exists()
+    for line in text.splitlines():
+        assert not line.startswith(("touch", "rm ")), line
