@@ -178,7 +178,8 @@ class BuildSession:
         return True
 
     def _apply(self, name: str, diagnosis: Diagnosis) -> RemedyResult:
-        ctx = RemedyContext(run=self.services.run, cache_in_use=self.cache is not None)
+        ctx = RemedyContext(run=self.services.run, cache_in_use=self.cache is not None,
+                            detect_archs=self.services.detect_arch)
         result = REMEDIES[name](self.state.plan, diagnosis, ctx)
         if result.applied:
             self.rec.event("remedy.applied", remedy=name, detail=result.detail, removed=list(result.removed))
