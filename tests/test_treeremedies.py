@@ -108,6 +108,9 @@ def test_stale_submodule_is_cured_end_to_end(tmp_path: Path) -> None:
     first = summary["attempts"][0]
     assert first["diagnosis"]["signature"] == "submodule-ref-missing" and first["remedies"] == ["sync_submodules"]
     assert len(summary["attempts"]) == 2 and summary["attempts"][1]["diagnosis"] is None
+    # Provenance (item 5): each attempt records the submodule SHAs it built with; the sync moved one.
+    before, after = (a["provenance"]["submodules"]["third_party/lib"] for a in summary["attempts"])
+    assert after == sha and before != sha
 
 
 # --- narrow_archs ---------------------------------------------------------------------------
@@ -161,8 +164,9 @@ def test_relocation_overflow_without_a_narrower_list_stops_with_the_advice(tmp_p
     env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
            "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
     (tmp_path / "src").mkdir()
-    proc = subprocess.run([ROCMBUILD, "build", str(recipe), "--source", str(tmp_path / "src"), "--run-dir",
-                           str(tmp_path / "run"), "--arch", "gfx90a,gfx942", "--skip-preflight", "--no-cache", "--json"],
+    proc = subprocess.run([ROCMBUILD, "build", str(recipe), "--source", str(tmp_path / "src"),
+                           "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a,gfx942", "--skip-preflight",
+                           "--no-cache", "--json"],
                           env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     assert proc.returncode == 1, proc.stderr
