@@ -95,7 +95,7 @@ def _local(version: str | None) -> str | None:
 
 
 def install_line(python: str, rocm: str, packages: Sequence[str] = ("torch", "torchvision", "torchaudio")) -> str:
-    return (f"{python} -m pip install --force-reinstall {' '.join(packages)} "
+    return (f"{shlex.quote(python)} -m pip install --force-reinstall {' '.join(packages)} "
             f"--index-url {WHEEL_INDEX}/rocm{rocm}")
 
 
@@ -158,7 +158,7 @@ def check_companions(facts: TorchFacts) -> Check:
         todo = f"reinstall them from torch's build: {install_line(facts.python, torch_rocm, skewed)} --no-deps"
     else:
         todo = (f"torch is a source build: build {' and '.join(skewed)} from source against it "
-                f"(pip install --no-build-isolation), or `{facts.python} -m pip uninstall -y {' '.join(skewed)}`")
+                f"(pip install --no-build-isolation), or `{shlex.quote(facts.python)} -m pip uninstall -y {' '.join(skewed)}`")
     return Check(name, FAIL, f"{detail}: not from one build ({', '.join(skewed)} differ)", todo=todo,
                  category="abi_mismatch")
 
@@ -179,7 +179,7 @@ def check_setuptools(facts: TorchFacts, steps: Sequence[str], prepare_installs: 
     match = re.match(r"(\d+)", version or "")
     if not match:
         return Check(name, FAIL, f"setuptools is not installed for {facts.python} and a step runs setup.py develop",
-                     todo=f"{facts.python} -m pip install 'setuptools<80'", category="missing_python_dependency",
+                     todo=f"{shlex.quote(facts.python)} -m pip install 'setuptools<80'", category="missing_python_dependency",
                      fatal=not prepare_installs)
     detail = f"setuptools {version} with a `setup.py develop` step"
     if int(match[1]) < 80:
@@ -188,8 +188,8 @@ def check_setuptools(facts: TorchFacts, steps: Sequence[str], prepare_installs: 
     if prepare_installs:
         # vLLM's own build requirements pin setuptools<80: the prepare step may fix it; checked again in the log.
         return Check(name, WARN, detail + " (the prepare step installs packages and may pin it)",
-                     todo=f"{facts.python} -m pip install 'setuptools<80'", fatal=False)
-    return Check(name, FAIL, detail, todo=f"{facts.python} -m pip install 'setuptools<80'",
+                     todo=f"{shlex.quote(facts.python)} -m pip install 'setuptools<80'", fatal=False)
+    return Check(name, FAIL, detail, todo=f"{shlex.quote(facts.python)} -m pip install 'setuptools<80'",
                  category="missing_python_dependency")
 
 
