@@ -158,7 +158,8 @@ def check_companions(facts: TorchFacts) -> Check:
         todo = f"reinstall them from torch's build: {install_line(facts.python, torch_rocm, skewed)} --no-deps"
     else:
         todo = (f"torch is a source build: build {' and '.join(skewed)} from source against it "
-                f"(pip install --no-build-isolation), or `{shlex.quote(facts.python)} -m pip uninstall -y {' '.join(skewed)}`")
+                f"(pip install --no-build-isolation), "
+                f"or `{shlex.quote(facts.python)} -m pip uninstall -y {' '.join(skewed)}`")
     return Check(name, FAIL, f"{detail}: not from one build ({', '.join(skewed)} differ)", todo=todo,
                  category="abi_mismatch")
 
@@ -175,11 +176,12 @@ def check_setuptools(facts: TorchFacts, steps: Sequence[str], prepare_installs: 
     if not uses_setup_develop(steps):
         return None
     name = "setuptools"
+    fix = f"{shlex.quote(facts.python)} -m pip install 'setuptools<80'"
     version = facts.setuptools
     match = re.match(r"(\d+)", version or "")
     if not match:
         return Check(name, FAIL, f"setuptools is not installed for {facts.python} and a step runs setup.py develop",
-                     todo=f"{shlex.quote(facts.python)} -m pip install 'setuptools<80'", category="missing_python_dependency",
+                     todo=fix, category="missing_python_dependency",
                      fatal=not prepare_installs)
     detail = f"setuptools {version} with a `setup.py develop` step"
     if int(match[1]) < 80:
@@ -188,8 +190,8 @@ def check_setuptools(facts: TorchFacts, steps: Sequence[str], prepare_installs: 
     if prepare_installs:
         # vLLM's own build requirements pin setuptools<80: the prepare step may fix it; checked again in the log.
         return Check(name, WARN, detail + " (the prepare step installs packages and may pin it)",
-                     todo=f"{shlex.quote(facts.python)} -m pip install 'setuptools<80'", fatal=False)
-    return Check(name, FAIL, detail, todo=f"{shlex.quote(facts.python)} -m pip install 'setuptools<80'",
+                     todo=fix, fatal=False)
+    return Check(name, FAIL, detail, todo=fix,
                  category="missing_python_dependency")
 
 
