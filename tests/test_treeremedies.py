@@ -174,3 +174,32 @@ def test_relocation_overflow_without_a_narrower_list_stops_with_the_advice(tmp_p
     assert summary["attempts"][0]["diagnosis"]["signature"] == "relocation-overflow"
     assert "nothing to do for narrow_archs" in summary["stop_reason"]
     assert "--arch" in summary["todo"]
+
+
+def test_relocation_overflow_is_cured_by_building_for_the_local_gpu(tmp_path: Path) -> None:
+    """With a GPU reported (a GPU can't be had here: `amdgpu-arch` on PATH says gfx942, as it would on an
+    MI300X), the second attempt builds gfx942 only and links."""
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    (tools / "amdgpu-arch").write_text("#!/bin/sh\necho gfx942\n")
+    (tools / "amdgpu-arch").chmod(0o755)
+    script = tmp_path / "link.sh"
+    script.write_text('#!/bin/sh\necho "archs: $PYTORCH_ROCM_ARCH"\ncase "$PYTORCH_ROCM_ARCH" in *";"*)\n'
+                      'echo "/usr/bin/ld: libtorch_hip.so: relocation truncated to fit: R_X86_64_PC32 against '
+                      '\\`.bss\'"\nexit 1;;\nesac\necho linked\n')
+    script.chmod(0o755)
+    recipe = tmp_path / "big.toml"
+    recipe.write_text(f'name = "big"\n[arch]\nvariables = ["PYTORCH_ROCM_ARCH"]\nseparator = ";"\n'
+                      f'[steps]\nbuild = ["{script}"]\n')
+    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
+           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "PATH": f"{tools}:{os.environ['PATH']}"}
+    (tmp_path / "src").mkdir()
+    proc = subprocess.run([ROCMBUILD, "build", str(recipe), "--source", str(tmp_path / "src"),
+                           "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a,gfx942", "--skip-preflight",
+                           "--no-cache", "--json"],
+                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    summary = json.loads((tmp_path / "run" / "summary.json").read_text())
+    first, second = summary["attempts"]
+    assert first["diagnosis"]["signature"] == "relocation-overflow" and first["remedies"] == ["narrow_archs"]
+    assert first["env"]["PYTORCH_ROCM_ARCH"] == "gfx90a;gfx942" and second["env"]["PYTORCH_ROCM_ARCH"] == "gfx942"
