@@ -69,6 +69,9 @@ def test_downgrade_reaches_the_summary_as_a_warning(tmp_path: Path) -> None:
     assert summary["outcome"] == "succeeded"
     assert summary["warnings"] == ["configure disabled something for gfx1030: Disabling CK for gfx1030: not supported"]
     assert "warning: configure disabled something for gfx1030" in proc.stderr
+    shown = subprocess.run([ROCMBUILD, "report", str(tmp_path / "run")], env=env, capture_output=True, text=True,
+                           timeout=60)
+    assert "warning: configure disabled something for gfx1030: Disabling CK" in shown.stdout, shown.stdout
 
 
 # --- archs beyond the request, on the real .so ------------------------------------------------
