@@ -103,7 +103,8 @@ class PreflightRefusal(RocmbuildError):
 
 # Checks of a later recipe that an earlier recipe in the same run can still satisfy (it installs torch
 # or modules): the run checks them when that recipe's turn comes, so the plan only warns.
-_AFTER_EARLIER_RECIPES = ("torch (ROCm)", "python modules")
+_AFTER_EARLIER_RECIPES = ("torch (ROCm)", "python modules", "torch HIP version", "torch arch list",
+                          "torch companions", "setuptools")
 
 
 def _plan_mode_checks(checks: list[Any], later: bool) -> list[Any]:

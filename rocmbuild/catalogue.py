@@ -80,6 +80,8 @@ REMEDY_NAMES = (
     "reduce_jobs",
     "wait_and_retry",
     "set_cmake_policy_minimum",
+    "sync_submodules",
+    "narrow_archs",
 )
 BUNDLED_NAME = "signatures.toml"
 

@@ -70,6 +70,7 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: Run = runner.capture) 
     checks.append(preflight.check_memory(mem_available, resources.memory_per_job_gb))
     if "torch" in plan.recipe.requires:
         checks.append(preflight.check_torch_rocm(plan.python, env, run))
+        checks += _torch_integrity(plan, run)
     if plan.recipe.preflight.python_modules:
         check = preflight.check_python_modules(plan.python, plan.recipe.preflight.python_modules, env, run)
         if check.failed and check.category == "missing_python_dependency" and prepare_installs(plan.recipe):
@@ -79,6 +80,16 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: Run = runner.capture) 
                             detail=f"{check.detail} (the prepare step installs packages: checked again after it)")
         checks.append(check)
     return checks
+
+
+def _torch_integrity(plan: BuildPlan, run: Run) -> list[preflight.Check]:
+    """torchfacts' checks (issue 17): HIP version, arch list, companions, setuptools, build isolation."""
+    from rocmbuild import torchfacts
+
+    steps = plan.recipe.steps
+    return torchfacts.integrity_checks(plan.python or "python3", plan.env, rocm_version=plan.rocm.version,
+                                       archs=plan.archs, steps=[*steps.prepare, *steps.build],
+                                       prepare_installs=prepare_installs(plan.recipe), run=run)
 
 
 _INSTALLS = re.compile(r"\b(?:pip3?|uv\s+pip|conda|mamba)\s+install\b")

@@ -210,6 +210,16 @@ def report(run_dir: str, as_json: bool) -> None:
     raise SystemExit(0)
 
 
+@cli.command("inspect")
+@click.argument("paths", nargs=-1, required=True)
+@click.option("--json", "as_json", is_flag=True, help="one JSON object: every binary and its gfx targets")
+def inspect_cmd(paths: tuple[str, ...], as_json: bool) -> None:
+    """The gfx targets of every code object in wheels, directories or .so files. Exit 0, 2 on bad input."""
+    from rocmbuild.codeobjects import run_inspect
+
+    raise SystemExit(run_inspect(paths, as_json=as_json, out=sys.stdout))
+
+
 @cli.group()
 def signatures() -> None:
     """The failure catalogue."""

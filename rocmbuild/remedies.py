@@ -21,6 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from rocmbuild.arch import Detection, detect_local_archs
 from rocmbuild.catalogue import REMEDY_NAMES
 from rocmbuild.environment import EnvChange, split_path
 from rocmbuild.host import loader_default_dirs
@@ -55,6 +56,8 @@ class RemedyContext:
     run: Callable[..., CommandResult] = capture
     extra_library_dirs: tuple[Path, ...] = ()
     cache_in_use: bool = False
+    # Local GPU detection (narrow_archs); the session passes Services.detect_arch.
+    detect_archs: Callable[[], Detection | None] = detect_local_archs
 
 
 # --- deletion ---------------------------------------------------------------
@@ -316,4 +319,8 @@ REMEDIES: dict[str, Remedy] = {
     "wait_and_retry": wait_and_retry,
     "set_cmake_policy_minimum": set_cmake_policy_minimum,
 }
+# Issue 17's remedies live in their own module (it imports RemedyResult from here, so registered last).
+from rocmbuild.treeremedies import narrow_archs, sync_submodules  # noqa: E402
+
+REMEDIES.update({"sync_submodules": sync_submodules, "narrow_archs": narrow_archs})
 assert tuple(REMEDIES) == REMEDY_NAMES

@@ -131,6 +131,7 @@ class BuildSession:
         number = len(state.history) + 1
         outcome, diagnosis, cache_stats = self._run_attempt(number, plan)
         record = self._attempt_record(number, plan, outcome, diagnosis, cache_stats)
+        self._annotate(plan, outcome, record)
         self.rec.add_attempt(record)
         if diagnosis is None:
             self.rec.event("attempt.finished", attempt=number, ended=outcome.ended, exit_code=outcome.exit_code,
@@ -178,7 +179,8 @@ class BuildSession:
         return True
 
     def _apply(self, name: str, diagnosis: Diagnosis) -> RemedyResult:
-        ctx = RemedyContext(run=self.services.run, cache_in_use=self.cache is not None)
+        ctx = RemedyContext(run=self.services.run, cache_in_use=self.cache is not None,
+                            detect_archs=self.services.detect_arch)
         result = REMEDIES[name](self.state.plan, diagnosis, ctx)
         if result.applied:
             self.rec.event("remedy.applied", remedy=name, detail=result.detail, removed=list(result.removed))
@@ -295,6 +297,9 @@ class BuildSession:
         report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.archs,
                                   env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
         self.rec.event("artifacts.verified", ok=report.ok, detail=report.describe())
+        from rocmbuild.archtruth import beyond_request
+
+        self._warn(beyond_request(report))
         with log.open("ab") as handle:
             handle.write(f"==> rocmbuild verify artifacts: {report.describe()}\n".encode())
         problem = report.problem_line()
@@ -303,6 +308,25 @@ class BuildSession:
         ladder = self.catalogue.category_ladders().get("arch_mismatch", ("clean_build",))
         return Diagnosis.simple("arch_mismatch", "artifact-missing-arch", text=problem,
                                 fields=report.problem_fields(), retryable=True, remedies=ladder)
+
+    def _annotate(self, plan: BuildPlan, outcome: Any, record: dict[str, Any]) -> None:
+        """Issue 17 (additive summary fields): the attempt's provenance, configure-time arch downgrades."""
+        from rocmbuild import archtruth, provenance
+
+        compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm.hipcc
+        record["provenance"] = provenance.collect(
+            source=plan.source, log=Path(outcome.log), python=plan.python or "python3", env=plan.env,
+            rocm_version=plan.rocm.version, hip_compiler=compiler, run=self.services.run)
+        self._warn(archtruth.downgrades_in_log(Path(outcome.log)))
+
+    def _warn(self, messages: list[str]) -> None:
+        """Warnings in summary.json's ``warnings`` (each once), an event and a console line each."""
+        known = self.rec.extra.setdefault("warnings", [])
+        for message in messages:
+            if message not in known:
+                known.append(message)
+                self.rec.event("build.warning", message=message)
+                self.say(f"warning: {message}")
 
     def _write_repro(self, number: int, plan: BuildPlan, outcome: Any) -> None:
         # The failing step; after a success, the build step (the one worth re-running by hand).
