@@ -169,7 +169,7 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
         for plan in plans:
             outcome, exit_code = _build_one(plan, options, streams, services, catalogue, interrupted,
                                             deadline, several=len(plans) > 1)
-            if outcome != Outcome.SUCCEEDED:
+            if outcome not in (Outcome.SUCCEEDED, Outcome.UP_TO_DATE):
                 break
     return exit_code
 
@@ -187,13 +187,15 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
                             todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
     try:
         pid_file.write_text(str(os.getpid()))
+        base_plan = plan  # the fingerprint is of the command's plan, before the cache's launchers
         plan, cache = _cache_for(plan, options, services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
         rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
                           echo=streams.err if options.verbosity == "verbose" else None)
         _start_record(rec)
         try:
-            return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
+            return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec,
+                                 base_plan)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
             if isinstance(exc, KeyboardInterrupt):
@@ -230,7 +232,10 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
 
 def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: Streams, services: Services,
                   catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
-                  rec: RunRecorder) -> tuple[str, int]:
+                  rec: RunRecorder, base_plan: BuildPlan | None = None) -> tuple[str, int]:
+    from rocmbuild import provision
+
+    base_plan = base_plan or plan
     rec.extra["rocm"] = {"root": plan.rocm.root, "version": plan.rocm.version}
     rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
@@ -240,6 +245,9 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {warning}\n")
     outcome: str
+    if provision.up_to_date(base_plan, options, rec, streams):
+        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
+                       "artifacts still verify: nothing was run", options, streams)
     if not options.skip_preflight:
         checks = _preflight(plan, options, services)
         rec.extra["preflight"] = checks_json(checks)
@@ -254,7 +262,10 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
             return _finish(rec, outcome, reason, options, streams)
     session = BuildSession(plan, options, rec, streams, services, catalogue, interrupted, deadline, cache)
     outcome, _ = session.run()
-    return _finish(rec, outcome, session.state.reason, options, streams)
+    reason = session.state.reason
+    if outcome == Outcome.SUCCEEDED:
+        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
+    return _finish(rec, outcome, reason, options, streams)
 
 
 def _start_record(rec: RunRecorder) -> None:

@@ -79,6 +79,12 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
                     help="shared compiler-cache storage for a fleet (redis://host:6379, http://...)"),
         _env_option("hip_compiler", "--hip-compiler", metavar="PATH",
                     help="the build's HIP compiler (sets HIPCXX); preflight, arch checks and LLVM tools follow it"),
+        _env_option("force", "--force", is_flag=True,
+                    help="build even when the tree's last success has the same fingerprint"),
+        _env_option("wheel_dir", "--wheel-dir", metavar="DIR",
+                    help="after success, leave each recipe's verified wheel and a manifest in DIR"),
+        _env_option("requires_from", "--requires-from", metavar="URL_OR_DIR",
+                    help="install a recipe's requires (e.g. ROCm torch) from this wheel index or wheelhouse"),
         _env_option("quiet", "--quiet", is_flag=True, help="progress line only"),
         _env_option("verbose", "--verbose", is_flag=True, help="everything"),
     ]
@@ -109,6 +115,9 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
         cache_remote=kw["cache_remote"] or None,
         hip_compiler=kw["hip_compiler"] or None,
         verbosity="quiet" if kw["quiet"] else "verbose" if kw["verbose"] else "normal",
+        force=kw["force"],
+        wheel_dir=Path(kw["wheel_dir"]).expanduser().absolute() if kw["wheel_dir"] else None,
+        requires_from=kw["requires_from"] or None,
     )
 
 

@@ -144,7 +144,10 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
             ", ".join(attempt.get("remedies") or []) or "-",
             cache_cell,
         )
-    console.print(table)
+    if summary.get("attempts"):  # an up_to_date run has none: no empty table
+        console.print(table)
+    else:
+        console.print(table.title)
     outcome = summary.get("outcome")
     console.print(f"outcome: {outcome} (exit {summary.get('exit_code')})")
     if outcome == "running":
@@ -170,6 +173,9 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
     notes = (str(e.get("message")) for e in events if e.get("event") in ("remedy.warning", "cache.warning"))
     for note in dict.fromkeys(notes):  # each once, in order: a remedy skipped on every attempt says it each time
         console.print(f"note: {note}")
+    if outcome == "up_to_date" and isinstance(summary.get("up_to_date"), Mapping):
+        compared = summary["up_to_date"].get("compared") or {}
+        console.print("compared: " + ", ".join(sorted(compared)))
     console.print(f"records: {summary.get('run_dir')}")
     return buffer.getvalue()
 

@@ -1,0 +1,228 @@
+"""Fleet provisioning (issue 15): up_to_date re-runs, verified wheels, requires from a wheelhouse.
+
+The example is built for real with hipcc (its first attempt fails on purpose: missing -lhipvecmath),
+its wheel is made by a real `pip wheel` in a real venv, unpacked and verified, then installed with
+`pip install --no-index --find-links` into another fresh venv and imported there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rocmbuild import fingerprint, provision
+
+ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "hipvec"
+
+
+def env_for(tmp: Path, python_bin: Path | None = None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROCMBUILD_")}
+    bin_dir = python_bin or Path(sys.executable).parent
+    env.update(PATH=f"{bin_dir}:{env.get('PATH', '')}", HIP_PLATFORM="amd",
+               XDG_STATE_HOME=str(tmp / "state"), XDG_CACHE_HOME=str(tmp / "cache"),
+               XDG_CONFIG_HOME=str(tmp / "config"))
+    for var in ("LIBRARY_PATH", "LD_LIBRARY_PATH", "HIPVEC_ARCHS", "VIRTUAL_ENV"):
+        env.pop(var, None)
+    return env
+
+
+def rocmbuild(tmp: Path, *args: str, python_bin: Path | None = None) -> tuple[int, str, dict[str, Any], float]:
+    started = time.monotonic()
+    proc = subprocess.run([ROCMBUILD, *args, "--json"], env=env_for(tmp, python_bin), capture_output=True,
+                          text=True, timeout=600)
+    elapsed = time.monotonic() - started
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    summary = json.loads(lines[-1]) if lines else {}
+    return proc.returncode, proc.stderr, summary, elapsed
+
+
+@pytest.fixture
+def source(tmp_path: Path) -> Path:
+    tree = tmp_path / "hipvec"
+    shutil.copytree(EXAMPLE, tree, ignore=shutil.ignore_patterns("build", "*.so", "lib", "__pycache__"))
+    return tree
+
+
+def fresh_venv(path: Path, *packages: str) -> Path:
+    subprocess.run([sys.executable, "-m", "venv", str(path)], check=True, timeout=120)
+    if packages:
+        subprocess.run([str(path / "bin" / "python"), "-m", "pip", "install", "-q", *packages], check=True,
+                       timeout=300, capture_output=True)
+    return path / "bin"
+
+
+# --- pure parts -------------------------------------------------------------------
+
+def test_differences_names_the_parts_that_changed() -> None:
+    current = fingerprint.Fingerprint({"arch": "gfx90a", "recipe": "r1", "source": "tree:a"})
+    assert fingerprint.differences({"arch": "gfx908", "recipe": "r1", "source": "tree:a"}, current) == ["arch"]
+    assert fingerprint.differences(dict(current.parts), current) == []
+    assert fingerprint.differences(None, current) == ["no earlier success recorded for this tree"]
+
+
+def test_tree_hash_ignores_clean_paths_and_build_outputs_but_not_sources(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "k.hip").write_text("kernel v1")
+    before = fingerprint.tree_hash(tmp_path, ("out", "vendor/lib"))
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "x.txt").write_text("generated")
+    (tmp_path / "vendor" / "lib").mkdir(parents=True)
+    (tmp_path / "vendor" / "lib" / "libm.so.1").write_text("generated")
+    (tmp_path / "src" / "k.o").write_text("object")
+    (tmp_path / "build").mkdir()
+    (tmp_path / "build" / "y").write_text("generated")
+    assert fingerprint.tree_hash(tmp_path, ("out", "vendor/lib")) == before
+    (tmp_path / "src" / "k.hip").write_text("kernel v2")
+    assert fingerprint.tree_hash(tmp_path, ("out", "vendor/lib")) != before
+
+
+def test_git_source_identity_is_head_plus_tracked_changes(tmp_path: Path) -> None:
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                       check=True, capture_output=True)
+
+    git("init", "-q")
+    (tmp_path / "a.c").write_text("int a;")
+    git("add", "a.c")
+    git("commit", "-q", "-m", "one")
+    clean = fingerprint.source_identity(tmp_path, ())
+    assert clean.startswith("git:") and clean.endswith("+clean")
+    (tmp_path / "untracked.o").write_text("build output")
+    assert fingerprint.source_identity(tmp_path, ()) == clean
+    (tmp_path / "a.c").write_text("int a = 1;")
+    dirty = fingerprint.source_identity(tmp_path, ())
+    assert dirty != clean and dirty.split("+")[0] == clean.split("+")[0]
+
+
+def test_wheel_hint_names_the_missing_wheel_package() -> None:
+    assert "pip install wheel" in provision.wheel_hint("error: invalid command 'bdist_wheel'\n")
+    assert provision.wheel_hint("error: something else") == ""
+
+
+# --- item 1: up to date in seconds ------------------------------------------------
+
+@pytest.mark.hip
+def test_second_run_is_up_to_date_and_arch_change_or_force_rebuilds(tmp_path: Path, source: Path) -> None:
+    common = ["example", "--source", str(source)]
+    code, err, first, _ = rocmbuild(tmp_path, *common, "--arch", "gfx90a", "--run-dir", str(tmp_path / "r1"))
+    assert code == 0, err
+    assert first["outcome"] == "succeeded" and len(first["attempts"]) == 2  # the example's deliberate failure
+    assert first["up_to_date"]["up_to_date"] is False
+
+    code, err, second, elapsed = rocmbuild(tmp_path, *common, "--arch", "gfx90a", "--run-dir", str(tmp_path / "r2"))
+    assert code == 0, err
+    assert second["outcome"] == "up_to_date" and second["exit_code"] == 0
+    assert second["attempts"] == []
+    compared = second["up_to_date"]
+    assert compared["differs"] == [] and compared["compared"]["arch"] == "gfx90a"
+    assert set(compared["compared"]) >= {"recipe", "source", "arch", "rocm", "hip_compiler", "env"}
+    assert compared["artifacts"].startswith("ok")
+    assert elapsed < 10, f"up_to_date took {elapsed:.1f}s"
+    assert "up_to_date" in err and "compared:" in err
+    assert not list((tmp_path / "r2").glob("attempt-*.log"))
+
+    code, err, forced, _ = rocmbuild(tmp_path, *common, "--arch", "gfx90a", "--force", "--run-dir",
+                                     str(tmp_path / "r3"))
+    assert code == 0, err
+    assert forced["outcome"] == "succeeded" and forced["attempts"]
+    assert forced["up_to_date"]["differs"] == ["--force"]
+
+    code, err, other, _ = rocmbuild(tmp_path, *common, "--arch", "gfx908", "--run-dir", str(tmp_path / "r4"))
+    assert code == 0, err
+    assert other["outcome"] == "succeeded" and other["attempts"]
+    assert other["up_to_date"]["differs"] == ["arch"]
+
+
+@pytest.mark.hip
+def test_changed_source_or_missing_artifacts_rebuild(tmp_path: Path, source: Path) -> None:
+    common = ["example", "--source", str(source), "--arch", "gfx90a"]
+    code, err, _, _ = rocmbuild(tmp_path, *common, "--run-dir", str(tmp_path / "r1"))
+    assert code == 0, err
+    kernel = source / "src" / "hipvec_kernels.hip"
+    kernel.write_text(kernel.read_text() + "\n// changed\n")
+    code, err, changed, _ = rocmbuild(tmp_path, *common, "--run-dir", str(tmp_path / "r2"))
+    assert code == 0, err
+    assert changed["outcome"] == "succeeded" and changed["up_to_date"]["differs"] == ["source"]
+    for built in (source / "hipvec").glob("_hipvec*.so"):
+        built.unlink()
+    code, err, gone, _ = rocmbuild(tmp_path, *common, "--run-dir", str(tmp_path / "r3"))
+    assert code == 0, err
+    assert gone["outcome"] == "succeeded" and gone["up_to_date"]["differs"] == ["artifacts"]
+
+
+# --- item 2: verified wheels for other nodes -------------------------------------
+
+@pytest.mark.hip
+def test_wheel_dir_leaves_a_verified_wheel_that_installs_and_imports_elsewhere(tmp_path: Path,
+                                                                               source: Path) -> None:
+    build_bin = fresh_venv(tmp_path / "buildenv", "setuptools", "wheel")
+    wheels = tmp_path / "wheelhouse"
+    code, err, summary, _ = rocmbuild(tmp_path, "example", "--source", str(source), "--arch", "gfx90a,gfx908",
+                                      "--wheel-dir", str(wheels), "--run-dir", str(tmp_path / "r1"),
+                                      python_bin=build_bin)
+    assert code == 0, err
+    assert summary["outcome"] == "succeeded" and summary["wheels"]["ok"] is True
+    [wheel] = wheels.glob("hipvec-*.whl")
+    manifest = json.loads((wheels / "manifest.json").read_text())
+    entry = manifest["wheels"][wheel.name]
+    assert entry["recipe"] == "example" and entry["arch"] == ["gfx90a", "gfx908"]
+    assert entry["rocm"]["version"] and "hipcc" in entry["compiler"]
+    assert entry["fingerprint"] == summary["up_to_date"]["digest"] or len(entry["fingerprint"]) == 64
+    import hashlib
+
+    assert entry["sha256"] == hashlib.sha256(wheel.read_bytes()).hexdigest()
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "hipvec/libhipvecmath.so.1" in names and any(n.startswith("hipvec/_hipvec") for n in names)
+    events = [json.loads(line) for line in (tmp_path / "r1" / "events.jsonl").read_text().splitlines()]
+    verified = [e for e in events if e["event"] == "wheel.verified"]
+    assert verified and verified[0]["ok"] and "gfx90a" in verified[0]["detail"] and "gfx908" in verified[0]["detail"]
+
+    node_bin = fresh_venv(tmp_path / "node")
+    clean_env = {k: v for k, v in os.environ.items() if k not in ("LD_LIBRARY_PATH", "LIBRARY_PATH", "PYTHONPATH")}
+    subprocess.run([str(node_bin / "python"), "-m", "pip", "install", "-q", "--no-index", "--find-links",
+                    str(wheels), "hipvec"], check=True, timeout=120, env=clean_env, capture_output=True)
+    probe = subprocess.run([str(node_bin / "python"), "-c",
+                            "import hipvec; print(';'.join(hipvec.built_archs()), hipvec.math_version())"],
+                           cwd=tmp_path, env=clean_env, capture_output=True, text=True, timeout=60)
+    assert probe.returncode == 0, probe.stderr
+    assert probe.stdout.split()[0] == "gfx90a;gfx908"
+
+    # The same command again: up to date, and the wheel already published is not rebuilt.
+    mtime = wheel.stat().st_mtime_ns
+    code, err, again, _ = rocmbuild(tmp_path, "example", "--source", str(source), "--arch", "gfx90a,gfx908",
+                                    "--wheel-dir", str(wheels), "--run-dir", str(tmp_path / "r2"),
+                                    python_bin=build_bin)
+    assert code == 0, err
+    assert again["outcome"] == "up_to_date" and wheel.stat().st_mtime_ns == mtime
+
+
+def test_wheel_without_code_objects_for_the_arch_does_not_verify(tmp_path: Path) -> None:
+    """A wheel whose extension is a real host-only ELF (no offload bundle) is refused, as is a wheel
+    where the recipe's artifact is missing altogether."""
+    import sysconfig
+
+    from tests.planfactory import RECIPE, make_plan
+
+    host_only = next(Path(sysconfig.get_paths()["platlib"]).parent.parent.glob("lib-dynload/_json*.so"), None) \
+        or next(Path(sys.base_prefix).glob("lib/python3*/lib-dynload/_json*.so"))
+    plan = make_plan(tmp_path, recipe_text=RECIPE + '[verify]\nartifacts = ["demo/_ext*.so"]\n')
+    wheel = tmp_path / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.write(host_only, "demo/_ext.so")
+    ok, detail = provision.verify_wheel(wheel, plan)
+    assert not ok and "gfx90a" in detail
+    empty = tmp_path / "empty-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(empty, "w") as archive:
+        archive.writestr("demo/__init__.py", "")
+    ok, detail = provision.verify_wheel(empty, plan)
+    assert not ok and "demo/_ext*.so" in detail
