@@ -54,14 +54,20 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
     ladders = catalogue.category_ladders()
     limits = run_limits(options)
     missing = check_requires(plans, services)
+    provided = _requires_from(missing, plans, options, streams, install=False)
+    if provided:
+        missing = []
     checks: dict[int, list[Any]] = {}
     if not missing and not options.skip_preflight:
         for index, plan in enumerate(plans):
-            checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=index > 0)
+            # What --requires-from would install is not there yet: its checks wait for the install.
+            later = index > 0 or any(p.recipe == plan.recipe.name for p in provided)
+            checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=later)
     for index, plan in enumerate(plans):
         if options.json:
             data = plan.to_json(ladders, limits)
             data["preflight"] = checks_json(checks.get(index, []))
+            data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
             streams.out.write(json.dumps(data) + "\n")
         else:
             text = render_plan(plan, ladders, limits)
@@ -81,6 +87,20 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
             streams.err.write(error.render() + "\n")
             return ExitCode.NOT_RETRYABLE
     return ExitCode.SUCCEEDED
+
+
+def _requires_from(missing: Sequence[Any], plans: Sequence[BuildPlan], options: BuildOptions, streams: Streams,
+                   install: bool) -> list[Any]:
+    """--requires-from: install (or, for a plan, resolve) what ``requires`` misses (requirements.py)."""
+    if not missing or not options.requires_from:
+        return []
+    from rocmbuild import requirements
+
+    provided = requirements.satisfy(missing, plans, options.requires_from, install)
+    for item in provided:
+        streams.err.write(f"rocmbuild: {requirements.describe(item)}\n")
+    streams.err.flush()
+    return provided
 
 
 def _torch_command(plan: BuildPlan) -> str | None:
@@ -160,6 +180,8 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
         return show_plans(names, options, environ, streams, services)
     plans = plan_all(names, options, environ, services)
     missing = check_requires(plans, services)
+    if _requires_from(missing, plans, options, streams, install=True):
+        missing = check_requires(plans, services)
     if missing:
         raise _requires_error(missing, plans, names)
     catalogue = load_catalogue()

@@ -226,3 +226,116 @@ def test_wheel_without_code_objects_for_the_arch_does_not_verify(tmp_path: Path)
         archive.writestr("demo/__init__.py", "")
     ok, detail = provision.verify_wheel(empty, plan)
     assert not ok and "demo/_ext*.so" in detail
+
+
+# --- item 3: requires from a wheel index or wheelhouse ----------------------------
+
+def stand_in_torch(wheelhouse: Path, hip: str | None, version: str) -> Path:
+    """A real wheel named torch (pure Python) whose torch.version.hip says which ROCm it was built for."""
+    import base64
+    import hashlib
+
+    wheelhouse.mkdir(parents=True, exist_ok=True)
+    dist = f"torch-{version}.dist-info"
+    files = {
+        "torch/__init__.py": f"from torch import version\n__version__ = {version!r}\n",
+        "torch/version.py": f"__version__ = {version!r}\nhip = {hip!r}\ncuda = None\n",
+        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
+        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: rocmbuild-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for name, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{name},sha256={digest},{len(text.encode())}")
+    record.append(f"{dist}/RECORD,,")
+    wheel = wheelhouse / f"torch-{version}-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for name, text in files.items():
+            archive.writestr(name, text)
+        archive.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
+    return wheel
+
+
+def host_rocm() -> str:
+    from rocmbuild.host import gather_host
+
+    facts = gather_host(None, dict(os.environ))
+    assert facts.rocm is not None and facts.rocm.version, "this test needs a ROCm/HIP install with a version"
+    return str(facts.rocm.version)
+
+
+@pytest.fixture(scope="module")
+def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh venv without torch, used as the build's interpreter (first python3 on PATH)."""
+    return fresh_venv(tmp_path_factory.mktemp("bare") / "venv")
+
+
+def test_requires_from_lets_the_vllm_plan_past_its_torch_requirement(tmp_path: Path, bare_venv: Path) -> None:
+    rocm = host_rocm()
+    wheelhouse = tmp_path / "wheelhouse"
+    stand_in_torch(wheelhouse, f"{rocm}.41134-0", f"2.5.1+rocm{rocm}")
+    args = ["plan", "vllm", "--arch", "gfx90a", "--source", str(tmp_path)]
+    code, err, _, _ = rocmbuild(tmp_path, *args, python_bin=bare_venv)
+    assert code == 2 and "requires 'torch'" in err  # without it: refused, as before
+
+    code, err, data, _ = rocmbuild(tmp_path, *args, "--requires-from", str(wheelhouse), python_bin=bare_venv)
+    assert code != 2, err
+    assert "requires 'torch'" not in err and "would install torch 2.5.1+rocm" in err
+    [item] = data["requires_from"]
+    assert item["package"] == "torch" and item["installed"] is False and item["hip"] == rocm
+    torch_checks = [c for c in data["preflight"] if c["check"] == "torch (ROCm)"]
+    assert torch_checks and all(c["ok"] is not False or "checked again" in c["detail"] for c in torch_checks)
+    # a plan installs nothing
+    probe = subprocess.run([str(bare_venv / "python"), "-c", "import torch"], capture_output=True)
+    assert probe.returncode != 0
+
+
+def test_requires_from_refuses_a_torch_for_another_rocm_major(tmp_path: Path, bare_venv: Path) -> None:
+    other = str(int(host_rocm().split(".")[0]) + 1) + ".2"
+    wheelhouse = tmp_path / "wheelhouse"
+    stand_in_torch(wheelhouse, f"{other}.41134-0", f"2.5.1+rocm{other}")
+    code, err, data, _ = rocmbuild(tmp_path, "plan", "vllm", "--arch", "gfx90a", "--source", str(tmp_path),
+                                   "--requires-from", str(wheelhouse), python_bin=bare_venv)
+    assert code == 2, err
+    assert "major versions differ" in err and data["exit_code"] == 2 and "--requires-from" in data["todo"]
+
+
+def test_requires_from_a_missing_directory_is_a_usage_error(tmp_path: Path, bare_venv: Path) -> None:
+    code, err, data, _ = rocmbuild(tmp_path, "plan", "vllm", "--arch", "gfx90a", "--source", str(tmp_path),
+                                   "--requires-from", str(tmp_path / "nope"), python_bin=bare_venv)
+    assert code == 2 and "no such directory" in err and "Traceback" not in err
+
+
+NEEDS_TORCH = """
+name = "needs-torch"
+requires = ["torch"]
+[steps]
+build = ["python3 -c 'import torch; print(\\"built against torch\\", torch.__version__, \\"hip\\", torch.version.hip)'"]
+"""
+
+
+@pytest.mark.hip
+def test_build_installs_torch_from_the_wheelhouse_then_checks_it(tmp_path: Path) -> None:
+    rocm = host_rocm()
+    build_bin = fresh_venv(tmp_path / "buildenv")
+    recipe = tmp_path / "needs-torch.toml"
+    recipe.write_text(NEEDS_TORCH)
+    (tmp_path / "src").mkdir()
+    cpu = tmp_path / "cpu"
+    stand_in_torch(cpu, None, "2.5.1+cpu")
+    args = [str(recipe), "--arch", "gfx90a", "--source", str(tmp_path / "src"), "--no-cache"]
+    code, err, data, _ = rocmbuild(tmp_path, *args, "--requires-from", str(cpu), "--run-dir", str(tmp_path / "r0"),
+                                   python_bin=build_bin)
+    assert code == 2 and "not a ROCm build" in err, err
+    probe = subprocess.run([str(build_bin / "python"), "-c", "import torch"], capture_output=True)
+    assert probe.returncode != 0, "the refused CPU torch must not stay installed"
+
+    rocm_wheels = tmp_path / "rocm"
+    stand_in_torch(rocm_wheels, f"{rocm}.41134-0", f"2.5.1+rocm{rocm}")
+    code, err, summary, _ = rocmbuild(tmp_path, *args, "--requires-from", str(rocm_wheels), "--run-dir",
+                                      str(tmp_path / "r1"), python_bin=build_bin)
+    assert code == 0, err
+    assert f"installed torch 2.5.1+rocm{rocm} (HIP {rocm}.41134-0)" in err
+    assert summary["outcome"] == "succeeded"
+    log = (tmp_path / "r1" / "attempt-1.log").read_text()
+    assert f"built against torch 2.5.1+rocm{rocm} hip {rocm}.41134-0" in log
