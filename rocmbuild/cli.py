@@ -173,12 +173,18 @@ def diagnose(logs: tuple[str, ...], as_json: bool, explain: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print the checks as one JSON object")
 @_env_option("hip_compiler", "--hip-compiler", default=None, metavar="PATH",
              help="check this HIP compiler (default: $HIPCXX, else hipcc)")
-def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler: str | None) -> None:
-    """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS."""
+@_env_option("wheel_dir", "--wheel-dir", default=None, metavar="DIR", help="the wheel dir builds would fill")
+@_env_option("requires_from", "--requires-from", default=None, metavar="URL_OR_DIR",
+             help="the wheel index or wheelhouse builds would install requires from")
+@_env_option("cache_remote", "--cache-remote", default=None, metavar="URL", help="the shared compiler cache")
+def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler: str | None,
+           wheel_dir: str | None, requires_from: str | None, cache_remote: str | None) -> None:
+    """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS, fleet settings."""
     from rocmbuild.doctor import run_doctor
 
     raise SystemExit(run_doctor(arch=arch, rocm_path=rocm_path, as_json=as_json, environ=dict(os.environ),
-                                out=sys.stdout, hip_compiler=hip_compiler))
+                                out=sys.stdout, hip_compiler=hip_compiler, wheel_dir=wheel_dir,
+                                requires_from=requires_from, cache_remote=cache_remote))
 
 
 @cli.command("recipes")

@@ -304,6 +304,7 @@ def test_requires_from_a_missing_directory_is_a_usage_error(tmp_path: Path, bare
     code, err, data, _ = rocmbuild(tmp_path, "plan", "vllm", "--arch", "gfx90a", "--source", str(tmp_path),
                                    "--requires-from", str(tmp_path / "nope"), python_bin=bare_venv)
     assert code == 2 and "no such directory" in err and "Traceback" not in err
+    assert data["exit_code"] == 2 and "--requires-from" in data["todo"]
 
 
 NEEDS_TORCH = """
@@ -324,7 +325,7 @@ def test_build_installs_torch_from_the_wheelhouse_then_checks_it(tmp_path: Path)
     cpu = tmp_path / "cpu"
     stand_in_torch(cpu, None, "2.5.1+cpu")
     args = [str(recipe), "--arch", "gfx90a", "--source", str(tmp_path / "src"), "--no-cache"]
-    code, err, data, _ = rocmbuild(tmp_path, *args, "--requires-from", str(cpu), "--run-dir", str(tmp_path / "r0"),
+    code, err, _, _ = rocmbuild(tmp_path, *args, "--requires-from", str(cpu), "--run-dir", str(tmp_path / "r0"),
                                    python_bin=build_bin)
     assert code == 2 and "not a ROCm build" in err, err
     probe = subprocess.run([str(build_bin / "python"), "-c", "import torch"], capture_output=True)
@@ -339,3 +340,34 @@ def test_build_installs_torch_from_the_wheelhouse_then_checks_it(tmp_path: Path)
     assert summary["outcome"] == "succeeded"
     log = (tmp_path / "r1" / "attempt-1.log").read_text()
     assert f"built against torch 2.5.1+rocm{rocm} hip {rocm}.41134-0" in log
+
+
+# --- item 4: doctor reports the fleet settings ------------------------------------
+
+def test_doctor_reports_wheel_dir_requires_from_and_cache_remote(tmp_path: Path) -> None:
+    wheelhouse = tmp_path / "wheelhouse"
+    stand_in_torch(wheelhouse, "6.2.41134-0", "2.5.1+rocm6.2")
+    env = {**env_for(tmp_path), "ROCMBUILD_WHEEL_DIR": str(tmp_path / "wheels")}
+    proc = subprocess.run([ROCMBUILD, "doctor", "--json", "--requires-from", str(wheelhouse),
+                           "--cache-remote", "redis://127.0.0.1:1"], env=env, capture_output=True, text=True,
+                          timeout=120)
+    report = json.loads(proc.stdout)
+    fleet = report["fleet"]
+    assert fleet["wheel_dir"]["path"] == str(tmp_path / "wheels")
+    assert fleet["wheel_dir"]["origin"] == "$ROCMBUILD_WHEEL_DIR" and fleet["wheel_dir"]["writable"] is True
+    assert fleet["requires_from"]["origin"] == "--requires-from"
+    assert fleet["requires_from"]["wheels"] == ["torch-2.5.1+rocm6.2-py3-none-any.whl"]
+    assert fleet["cache_remote"] == "redis://127.0.0.1:1"
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["wheel dir"]["status"] == "ok" and checks["requires-from"]["status"] == "ok"
+
+    proc = subprocess.run([ROCMBUILD, "doctor", "--requires-from", str(tmp_path / "nope")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1
+    assert "requires from: " in proc.stdout and "wheel dir: " + str(tmp_path / "wheels") in proc.stdout
+    assert "shared compiler cache: none" in proc.stdout
+    proc = subprocess.run([ROCMBUILD, "doctor", "--json", "--requires-from", str(tmp_path / "nope")], env=env,
+                          capture_output=True, text=True, timeout=120)
+    failed = [c for c in json.loads(proc.stdout)["checks"] if c["status"] == "fail"]
+    assert proc.returncode == 1 and [c["name"] for c in failed] == ["requires-from"]
+    assert "no such directory" in failed[0]["detail"] and failed[0]["todo"]
