@@ -371,3 +371,18 @@ def test_doctor_reports_wheel_dir_requires_from_and_cache_remote(tmp_path: Path)
     failed = [c for c in json.loads(proc.stdout)["checks"] if c["status"] == "fail"]
     assert proc.returncode == 1 and [c["name"] for c in failed] == ["requires-from"]
     assert "no such directory" in failed[0]["detail"] and failed[0]["todo"]
+
+
+def test_recipe_wheel_step_is_validated_and_defaults_to_pip_wheel(tmp_path: Path) -> None:
+    from rocmbuild.errors import RecipeError
+    from rocmbuild.recipe import parse_recipe
+    from tests.planfactory import RECIPE, make_plan
+
+    plan = make_plan(tmp_path, python="/opt/my venv/bin/python3")
+    [default] = provision.wheel_commands(plan)
+    assert default == "'/opt/my venv/bin/python3' -m pip wheel --no-build-isolation --no-deps -w \"$WHEEL_DIR\" ."
+    custom = RECIPE.replace('build = ["make"]', 'build = ["make"]\nwheel = ["make wheel OUT=$WHEEL_DIR"]')
+    assert provision.wheel_commands(make_plan(tmp_path, recipe_text=custom)) == ("make wheel OUT=$WHEEL_DIR",)
+    bad = RECIPE.replace('build = ["make"]', 'build = ["make"]\nwheel = "make wheel"')
+    with pytest.raises(RecipeError, match="steps.wheel"):
+        parse_recipe(bad, tmp_path / "bad.toml")

@@ -76,7 +76,7 @@ def run(argv: list[str], env: dict[str, str]) -> None:
 
 def bundle_math_library(package_dir: Path, env: dict[str, str]) -> None:
     """A wheel carries its own libhipvecmath.so.1 (the soname the extension needs) next to the
-    extension, found through RUNPATH $ORIGIN: it installs and imports on a node with no vendor/lib
+    extension, found through RUNPATH $ORIGIN: it installs and imports on a node without the vendored lib dir
     and no LD_LIBRARY_PATH."""
     for directory in env.get("LIBRARY_PATH", "").split(os.pathsep):
         library = Path(directory) / "libhipvecmath.so.1" if directory else None
