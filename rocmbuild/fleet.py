@@ -49,20 +49,22 @@ def requires_from_info(requires_from: str | None,
     from rocmbuild.errors import UsageError
     from rocmbuild.requirements import pip_source_args
 
-    info: dict[str, Any] = {"source": requires_from,
+    from rocmbuild.requirements import shown
+
+    info: dict[str, Any] = {"source": shown(requires_from),
                             "origin": _origin(requires_from, environ, REQUIRES_FROM_ENV, "--requires-from")}
     try:
         args = pip_source_args(requires_from)
     except UsageError as exc:
         return info, Check("requires-from", "fail", exc.what, exc.todo, "toolchain_missing")
-    info["pip_args"] = args
+    info["pip_args"] = [shown(a) for a in args]
     if args[0] == "--no-index":
         wheels = sorted(p.name for p in Path(args[-1]).glob("*.whl"))
         info["wheels"] = wheels
         return info, Check("requires-from", "ok" if wheels else "warn",
                            f"wheelhouse {args[-1]}: {len(wheels)} wheel(s)",
                            "" if wheels else "put the required wheels (e.g. a ROCm torch) there")
-    return info, Check("requires-from", "ok", f"wheel index {requires_from} (pip --index-url)")
+    return info, Check("requires-from", "ok", f"wheel index {shown(requires_from)} (pip --index-url)")
 
 
 def render(fleet: Mapping[str, Any]) -> list[str]:

@@ -45,13 +45,21 @@ class Provided:
                 "installed": self.installed, "hip": self.hip}
 
 
+_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
+
+
+def shown(source: str) -> str:
+    """The source as consoles and errors may show it: credentials in a URL (`user:token@`) hidden. Pure."""
+    return _CREDENTIALS.sub("***@", source)
+
+
 def pip_source_args(requires_from: str) -> list[str]:
     """pip's arguments for an index URL (`--index-url`) or a local wheelhouse (`--no-index --find-links`)."""
     if _URL.match(requires_from):
         return ["--index-url", requires_from]
     directory = Path(requires_from).expanduser()
     if not directory.is_dir():
-        raise RequirementError(f"--requires-from {requires_from}: no such directory, and not a URL",
+        raise RequirementError(f"--requires-from {shown(requires_from)}: no such directory, and not a URL",
                                why="it must be a wheel index URL (https://...) or a directory of wheels",
                                todo=f"pass e.g. --requires-from {ROCM_TORCH_INDEX} or the wheelhouse directory")
     return ["--no-index", "--find-links", str(directory.resolve())]
@@ -104,10 +112,10 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
             if not result.ok:
                 raise RequirementError(
                     f"could not {'install' if install else 'resolve'} {', '.join(packages)} (required by "
-                    f"'{plan.recipe.name}') from {requires_from}",
-                    why=f"pip said: {_tail(result.output)}",
+                    f"'{plan.recipe.name}') from {shown(requires_from)}",
+                    why=f"pip said: {shown(_tail(result.output))}",
                     todo="check that the index or wheelhouse has a wheel for this Python and platform "
-                         f"(`{plan.python} -m pip download --no-deps {' '.join(source_args)} {packages[0]}`)")
+                         f"(`{plan.python} -m pip download --no-deps {shown(' '.join(source_args))} {packages[0]}`)")
             try:
                 report = json.loads(report_file.read_text(encoding="utf-8"))
             except (OSError, ValueError):
@@ -119,7 +127,7 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
             hip = _installed_hip(plan, run) if install and package == "torch" else (
                 rocm_label(version) if package == "torch" else None)
             if package == "torch":
-                what = f"torch {version} from {requires_from}"
+                what = f"torch {version} from {shown(requires_from)}"
                 problem = torch_problem(hip, plan.rocm.version, what)
                 if problem and install:
                     # Leave the interpreter as it was: a wrong torch installed would hide the refusal
@@ -134,7 +142,7 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
                              f"(e.g. https://download.pytorch.org/whl/rocm{plan.rocm.version or 'X.Y'}), "
                              f"or build torch first: `rocmbuild torch {plan.recipe.name}`"
                     )
-            provided.append(Provided(plan.recipe.name, package, version, requires_from, install, hip))
+            provided.append(Provided(plan.recipe.name, package, version, shown(requires_from), install, hip))
     return provided
 
 

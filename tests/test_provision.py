@@ -384,5 +384,19 @@ def test_recipe_wheel_step_is_validated_and_defaults_to_pip_wheel(tmp_path: Path
     custom = RECIPE.replace('build = ["make"]', 'build = ["make"]\nwheel = ["make wheel OUT=$WHEEL_DIR"]')
     assert provision.wheel_commands(make_plan(tmp_path, recipe_text=custom)) == ("make wheel OUT=$WHEEL_DIR",)
     bad = RECIPE.replace('build = ["make"]', 'build = ["make"]\nwheel = "make wheel"')
-    with pytest.raises(RecipeError, match="steps.wheel"):
+    with pytest.raises(RecipeError, match=r"steps\.wheel"):
         parse_recipe(bad, tmp_path / "bad.toml")
+
+
+def test_requires_from_credentials_never_reach_the_console(tmp_path: Path, bare_venv: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmbuild.requirements import shown
+
+    assert shown("https://bot:s3cret@pypi.example/simple") == "https://***@pypi.example/simple"
+    assert shown("/srv/wheelhouse") == "/srv/wheelhouse"
+    monkeypatch.setenv("PIP_RETRIES", "0")  # nothing listens there: fail fast
+    monkeypatch.setenv("PIP_TIMEOUT", "2")
+    code, err, data, _ = rocmbuild(tmp_path, "plan", "vllm", "--arch", "gfx90a", "--source", str(tmp_path),
+                                   "--requires-from", "http://bot:s3cret@127.0.0.1:9/simple", python_bin=bare_venv)
+    assert code == 2 and "could not resolve torch" in err, err
+    assert "s3cret" not in err and "s3cret" not in json.dumps(data) and "***@127.0.0.1" in err
