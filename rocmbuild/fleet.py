@@ -47,9 +47,7 @@ def requires_from_info(requires_from: str | None,
     if not requires_from:
         return {"source": None, "note": "none: a recipe's requires must already be installed or built first"}, None
     from rocmbuild.errors import UsageError
-    from rocmbuild.requirements import pip_source_args
-
-    from rocmbuild.requirements import shown
+    from rocmbuild.requirements import pip_source_args, shown
 
     info: dict[str, Any] = {"source": shown(requires_from),
                             "origin": _origin(requires_from, environ, REQUIRES_FROM_ENV, "--requires-from")}
