@@ -180,7 +180,8 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
         return show_plans(names, options, environ, streams, services)
     plans = plan_all(names, options, environ, services)
     missing = check_requires(plans, services)
-    if _requires_from(missing, plans, options, streams, install=True):
+    provided = _requires_from(missing, plans, options, streams, install=True)
+    if provided:
         missing = check_requires(plans, services)
     if missing:
         raise _requires_error(missing, plans, names)
@@ -190,7 +191,8 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     with runner.InterruptFlag() as interrupted:
         for plan in plans:
             outcome, exit_code = _build_one(plan, options, streams, services, catalogue, interrupted,
-                                            deadline, several=len(plans) > 1)
+                                            deadline, several=len(plans) > 1,
+                                            provided=[p.to_json() for p in provided if p.recipe == plan.recipe.name])
             if outcome not in (Outcome.SUCCEEDED, Outcome.UP_TO_DATE):
                 break
     return exit_code
@@ -198,7 +200,7 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
 
 def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, services: Services,
                catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
-               several: bool) -> tuple[str, int]:
+               several: bool, provided: Sequence[Any] = ()) -> tuple[str, int]:
     lock, pid_file = _lock_for(plan.source)
     try:
         lock.acquire(timeout=0)
@@ -215,6 +217,8 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
                           echo=streams.err if options.verbosity == "verbose" else None)
         _start_record(rec)
+        if provided:  # what --requires-from installed for this recipe before its run
+            rec.extra["requires_from"] = list(provided)
         try:
             return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec,
                                  base_plan)

@@ -338,6 +338,8 @@ def test_build_installs_torch_from_the_wheelhouse_then_checks_it(tmp_path: Path)
     assert code == 0, err
     assert f"installed torch 2.5.1+rocm{rocm} (HIP {rocm}.41134-0)" in err
     assert summary["outcome"] == "succeeded"
+    [item] = summary["requires_from"]
+    assert item["installed"] is True and item["hip"] == f"{rocm}.41134-0" and item["from"] == str(rocm_wheels)
     log = (tmp_path / "r1" / "attempt-1.log").read_text()
     assert f"built against torch 2.5.1+rocm{rocm} hip {rocm}.41134-0" in log
 
