@@ -57,14 +57,20 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
     ladders = catalogue.category_ladders()
     limits = run_limits(options)
     missing = check_requires(plans, services)
+    provided = _requires_from(missing, plans, options, streams, install=False)
+    if provided:
+        missing = []
     checks: dict[int, list[Any]] = {}
     if not missing and not options.skip_preflight:
         for index, plan in enumerate(plans):
-            checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=index > 0)
+            # What --requires-from would install is not there yet: its checks wait for the install.
+            later = index > 0 or any(p.recipe == plan.recipe.name for p in provided)
+            checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=later)
     for index, plan in enumerate(plans):
         if options.json:
             data = plan.to_json(ladders, limits)
             data["preflight"] = checks_json(checks.get(index, []))
+            data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
             streams.out.write(json.dumps(redact(data)) + "\n")
         else:
             text = render_plan(plan, ladders, limits)
@@ -84,6 +90,20 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
             streams.err.write(error.render() + "\n")
             return ExitCode.NOT_RETRYABLE
     return ExitCode.SUCCEEDED
+
+
+def _requires_from(missing: Sequence[Any], plans: Sequence[BuildPlan], options: BuildOptions, streams: Streams,
+                   install: bool) -> list[Any]:
+    """--requires-from: install (or, for a plan, resolve) what ``requires`` misses (requirements.py)."""
+    if not missing or not options.requires_from:
+        return []
+    from rocmbuild import requirements
+
+    provided = requirements.satisfy(missing, plans, options.requires_from, install)
+    for item in provided:
+        streams.err.write(f"rocmbuild: {requirements.describe(item)}\n")
+    streams.err.flush()
+    return provided
 
 
 def _torch_command(plan: BuildPlan) -> str | None:
@@ -182,6 +202,9 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
         return show_plans(names, options, environ, streams, services)
     plans = plan_all(names, options, environ, services)
     missing = check_requires(plans, services)
+    provided = _requires_from(missing, plans, options, streams, install=True)
+    if provided:
+        missing = check_requires(plans, services)
     if missing:
         raise _requires_error(missing, plans, names)
     catalogue = load_catalogue()
@@ -190,15 +213,16 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     with runner.InterruptFlag() as interrupted:
         for plan in plans:
             outcome, exit_code = _build_one(plan, options, streams, services, catalogue, interrupted,
-                                            deadline, several=len(plans) > 1)
-            if outcome != Outcome.SUCCEEDED:
+                                            deadline, several=len(plans) > 1,
+                                            provided=[p.to_json() for p in provided if p.recipe == plan.recipe.name])
+            if outcome not in (Outcome.SUCCEEDED, Outcome.UP_TO_DATE):
                 break
     return exit_code
 
 
 def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, services: Services,
                catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
-               several: bool) -> tuple[str, int]:
+               several: bool, provided: Sequence[Any] = ()) -> tuple[str, int]:
     lock, pid_file = _lock_for(plan.source)
     try:
         lock.acquire(timeout=0)
@@ -217,6 +241,7 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
             raise _state_dir_error(pid_file.parent, exc) from None
         # The lock above is keyed by the path under this user's state dir; this one by the tree itself.
         tree_lock = TreeLock(plan.source).acquire() if plan.source.is_dir() else None
+        base_plan = plan  # the fingerprint is of the command's plan, before the cache's launchers
         plan, cache = _cache_for(plan, options, services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
         try:
@@ -226,8 +251,11 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
             raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
                              todo="free space there or make it writable, or pass --run-dir DIR") from None
         _start_record(rec)
+        if provided:  # what --requires-from installed for this recipe before its run
+            rec.extra["requires_from"] = list(provided)
         try:
-            return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
+            return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec,
+                                 base_plan)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
             outcome, code = _outcome_of(exc)
@@ -263,7 +291,10 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
 
 def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: Streams, services: Services,
                   catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
-                  rec: RunRecorder) -> tuple[str, int]:
+                  rec: RunRecorder, base_plan: BuildPlan | None = None) -> tuple[str, int]:
+    from rocmbuild import provision
+
+    base_plan = base_plan or plan
     rec.extra["rocm"] = {"root": plan.rocm.root, "version": plan.rocm.version}
     rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
@@ -277,6 +308,9 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: str
+    if provision.up_to_date(base_plan, options, rec, streams):
+        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
+                       "artifacts still verify: nothing was run", options, streams)
     if not options.skip_preflight:
         checks = _preflight(plan, options, services)
         rec.extra["preflight"] = checks_json(checks)
@@ -291,7 +325,10 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
             return _finish(rec, outcome, reason, options, streams)
     session = BuildSession(plan, options, rec, streams, services, catalogue, interrupted, deadline, cache)
     outcome, _ = session.run()
-    return _finish(rec, outcome, session.state.reason, options, streams)
+    reason = session.state.reason
+    if outcome == Outcome.SUCCEEDED:
+        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
+    return _finish(rec, outcome, reason, options, streams)
 
 
 def _start_record(rec: RunRecorder) -> None:

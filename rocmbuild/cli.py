@@ -80,6 +80,12 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
                     help="shared compiler-cache storage for a fleet (redis://host:6379, http://...)"),
         _env_option("hip_compiler", "--hip-compiler", metavar="PATH",
                     help="the build's HIP compiler (sets HIPCXX); preflight, arch checks and LLVM tools follow it"),
+        _env_option("force", "--force", is_flag=True,
+                    help="build even when the tree's last success has the same fingerprint"),
+        _env_option("wheel_dir", "--wheel-dir", metavar="DIR",
+                    help="after success, leave each recipe's verified wheel and a manifest in DIR"),
+        _env_option("requires_from", "--requires-from", metavar="URL_OR_DIR",
+                    help="install a recipe's requires (e.g. ROCm torch) from this wheel index or wheelhouse"),
         _env_option("quiet", "--quiet", is_flag=True, help="progress line only"),
         _env_option("verbose", "--verbose", is_flag=True, help="everything"),
     ]
@@ -110,6 +116,9 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
         cache_remote=kw["cache_remote"] or None,
         hip_compiler=kw["hip_compiler"] or None,
         verbosity="quiet" if kw["quiet"] else "verbose" if kw["verbose"] else "normal",
+        force=kw["force"],
+        wheel_dir=Path(kw["wheel_dir"]).expanduser().absolute() if kw["wheel_dir"] else None,
+        requires_from=kw["requires_from"] or None,
     )
 
 
@@ -165,12 +174,18 @@ def diagnose(logs: tuple[str, ...], as_json: bool, explain: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print the checks as one JSON object")
 @_env_option("hip_compiler", "--hip-compiler", default=None, metavar="PATH",
              help="check this HIP compiler (default: $HIPCXX, else hipcc)")
-def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler: str | None) -> None:
-    """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS."""
+@_env_option("wheel_dir", "--wheel-dir", default=None, metavar="DIR", help="the wheel dir builds would fill")
+@_env_option("requires_from", "--requires-from", default=None, metavar="URL_OR_DIR",
+             help="the wheel index or wheelhouse builds would install requires from")
+@_env_option("cache_remote", "--cache-remote", default=None, metavar="URL", help="the shared compiler cache")
+def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler: str | None,
+           wheel_dir: str | None, requires_from: str | None, cache_remote: str | None) -> None:
+    """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS, fleet settings."""
     from rocmbuild.doctor import run_doctor
 
     raise SystemExit(run_doctor(arch=arch, rocm_path=rocm_path, as_json=as_json, environ=dict(os.environ),
-                                out=sys.stdout, hip_compiler=hip_compiler))
+                                out=sys.stdout, hip_compiler=hip_compiler, wheel_dir=wheel_dir,
+                                requires_from=requires_from, cache_remote=cache_remote))
 
 
 @cli.command("recipes")

@@ -200,10 +200,27 @@ def _compiler_why(compiler: hipcompiler.HipCompiler) -> str:
 
 
 def run_doctor(*, arch: str | None, rocm_path: str | None, as_json: bool, environ: Mapping[str, str],
-               out: TextIO, run: Run = runner.capture, hip_compiler: str | None = None) -> int:
-    report = gather(arch, rocm_path, dict(environ or os.environ), run=run, hip_compiler=hip_compiler)
+               out: TextIO, run: Run = runner.capture, hip_compiler: str | None = None,
+               wheel_dir: str | None = None, requires_from: str | None = None,
+               cache_remote: str | None = None) -> int:
+    from rocmbuild import fleet
+    from rocmbuild.cache import REMOTE_ENV
+
+    environ = dict(environ or os.environ)
+    if cache_remote:  # --cache-remote: what a build with it would use (cache.doctor_info reports it)
+        environ[REMOTE_ENV] = cache_remote
+    report = gather(arch, rocm_path, environ, run=run, hip_compiler=hip_compiler)
+    wheel_info, wheel_check = fleet.wheel_dir_info(wheel_dir, environ)
+    req_info, req_check = fleet.requires_from_info(requires_from, environ)
+    report["fleet"] = {"wheel_dir": wheel_info, "requires_from": req_info,
+                       "cache_remote": report["cache"].get("remote")}
+    report["checks"] += [{"name": c.name, "status": c.status, "detail": c.detail, "todo": c.todo,
+                          "category": c.category} for c in (wheel_check, req_check) if c is not None]
     if as_json:
         out.write(json.dumps(report) + "\n")
     else:
         out.write(render(report))
+        remote = report["fleet"]["cache_remote"]
+        out.write("\n".join([*fleet.render(report["fleet"]), "shared compiler cache: " + (
+            remote or "none (--cache-remote redis://host:6379 shares compiles across nodes)")]) + "\n")
     return 1 if any(c["status"] == "fail" for c in report["checks"]) else 0

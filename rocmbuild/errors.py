@@ -34,6 +34,7 @@ class Outcome:
     NOT_RETRYABLE = "not_retryable"
     BUDGET_EXHAUSTED = "budget_exhausted"
     INTERRUPTED = "interrupted"
+    UP_TO_DATE = "up_to_date"  # the tree's last success has the same fingerprint (issue 15)
 
     EXIT_CODES: ClassVar[dict[str, int]] = {
         "succeeded": ExitCode.SUCCEEDED,
@@ -42,6 +43,7 @@ class Outcome:
         "not_retryable": ExitCode.NOT_RETRYABLE,
         "budget_exhausted": ExitCode.BUDGET_EXHAUSTED,
         "interrupted": ExitCode.INTERRUPTED,
+        "up_to_date": ExitCode.SUCCEEDED,
     }
 
 

@@ -98,6 +98,9 @@ class BuildOptions:
     cache_remote: str | None = None
     hip_compiler: str | None = None    # --hip-compiler: the build's HIP compiler (sets HIPCXX)
     verbosity: str = "normal"  # "quiet" | "normal" | "verbose"
+    force: bool = False                # --force: build even when the fingerprint matches (issue 15)
+    wheel_dir: Path | None = None      # --wheel-dir: leave verified wheels + manifest there
+    requires_from: str | None = None   # --requires-from: wheel index URL or wheelhouse dir for `requires`
 
 
 def format_duration(seconds: float) -> str:

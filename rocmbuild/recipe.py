@@ -49,6 +49,9 @@ class Steps:
     build: tuple[str, ...]
     prepare: tuple[str, ...] = ()
     verify: tuple[str, ...] = ()
+    # --wheel-dir only: commands that write the tree's wheel(s) into $WHEEL_DIR (issue 15); empty =
+    # the default `python -m pip wheel --no-build-isolation --no-deps -w "$WHEEL_DIR" .`.
+    wheel: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,8 @@ _SCHEMA: dict[str, dict[str, tuple[str, bool]]] = {
     "source": {"git": (_STR, False), "ref": (_STR, False), "path": (_STR, False)},
     "env": {},  # free-form, values must be strings
     "arch": {"variables": (_LIST, False), "separator": (_STR, False), "plain": (_BOOL, False)},
-    "steps": {"prepare": (_LIST, False), "build": (_LIST, True), "verify": (_LIST, False)},
+    "steps": {"prepare": (_LIST, False), "build": (_LIST, True), "verify": (_LIST, False),
+              "wheel": (_LIST, False)},
     "clean": {"paths": (_LIST, False)},
     "resources": {
         "memory_per_job_gb": (_NUM, False),
@@ -238,6 +242,7 @@ def parse_recipe(text: str, path: Path, bundled: bool = False) -> Recipe:
             build=tuple(steps["build"]),
             prepare=tuple(steps.get("prepare", ())),
             verify=tuple(steps.get("verify", ())),
+            wheel=tuple(steps.get("wheel", ())),
         ),
         clean_paths=tuple(data.get("clean", {}).get("paths", ())),
         resources=Resources(

@@ -144,7 +144,10 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
             ", ".join(attempt.get("remedies") or []) or "-",
             cache_cell,
         )
-    console.print(table)
+    if summary.get("attempts"):  # an up_to_date run has none: no empty table
+        console.print(table)
+    else:
+        console.print(table.title)
     outcome = summary.get("outcome")
     console.print(f"outcome: {outcome} (exit {summary.get('exit_code')})")
     if outcome == "running":
@@ -172,6 +175,9 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
         console.print(f"note: {note}")
     for warning in summary.get("warnings") or []:   # issue 17: extra archs, configure-time downgrades
         console.print(f"warning: {warning}")
+    if outcome == "up_to_date" and isinstance(summary.get("up_to_date"), Mapping):
+        compared = summary["up_to_date"].get("compared") or {}
+        console.print("compared: " + ", ".join(sorted(compared)))
     console.print(f"records: {summary.get('run_dir')}")
     return buffer.getvalue()
 

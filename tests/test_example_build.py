@@ -62,7 +62,8 @@ def test_verify_step_imports_and_reports_archs(hipvec_gfx90a: ExampleTree) -> No
 
 @pytest.mark.hip
 def test_import_needs_the_load_time_path(hipvec_gfx90a: ExampleTree) -> None:
-    """No rpath: without LD_LIBRARY_PATH the loader cannot find libhipvecmath.so.1."""
+    """RUNPATH is only $ORIGIN (where a wheel bundles the library): in the tree, without LD_LIBRARY_PATH
+    the loader cannot find libhipvecmath.so.1."""
     tree = hipvec_gfx90a
     code, output = tree.verify(tree.env("gfx90a", load_path=False))
     assert code != 0

@@ -74,6 +74,19 @@ def run(argv: list[str], env: dict[str, str]) -> None:
         sys.exit(f"error: command failed with exit status {code}: {argv[0]}")
 
 
+def bundle_math_library(package_dir: Path, env: dict[str, str]) -> None:
+    """A wheel carries its own libhipvecmath.so.1 (the soname the extension needs) next to the
+    extension, found through RUNPATH $ORIGIN: it installs and imports on a node without the vendored lib dir
+    and no LD_LIBRARY_PATH."""
+    for directory in env.get("LIBRARY_PATH", "").split(os.pathsep):
+        library = Path(directory) / "libhipvecmath.so.1" if directory else None
+        if library is not None and library.is_file():
+            shutil.copy2(library, package_dir / "libhipvecmath.so.1")  # follows the soname symlink
+            print(f"bundled {library} into {package_dir}", flush=True)
+            return
+    sys.exit("error: libhipvecmath.so.1 is not on LIBRARY_PATH: cannot bundle it into the wheel")
+
+
 class HipBuildExt(build_ext):
     """Compile the .hip source with hipcc for every target, the binding with c++, link with hipcc."""
 
@@ -119,12 +132,23 @@ class HipBuildExt(build_ext):
         objects = [kernels_obj, module_obj]
         if not stale(target, objects):
             print(f"skipping {target} (up to date)", flush=True)
+            if self.building_wheel():
+                bundle_math_library(target.parent, env)
             return
         target.parent.mkdir(parents=True, exist_ok=True)
         # hipcc also needs the targets when linking (else it asks rocm_agent_enumerator);
         # -lhipvecmath without -L: the directory must come from LIBRARY_PATH.
+        # RUNPATH $ORIGIN finds a libhipvecmath.so next to the extension: only a wheel has one
+        # (below); in the source tree the loader still needs LD_LIBRARY_PATH, as before.
         run([hipcc, *arch_flags, "-shared", "-fPIC", *map(str, objects), "-o", str(target),
-             "-lhipvecmath"], env)
+             "-lhipvecmath", "-Wl,-rpath,$ORIGIN"], env)
+        if self.building_wheel():
+            bundle_math_library(target.parent, env)
+
+    def building_wheel(self) -> bool:
+        # setuptools clears self.inplace while building (it copies to the tree afterwards), so
+        # ask which command runs: `pip wheel` runs bdist_wheel through the PEP 517 backend.
+        return "bdist_wheel" in (self.distribution.commands or [])
 
 
 setup(
