@@ -165,18 +165,26 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     catalogue = load_catalogue()
     deadline = time.monotonic() + options.budget_s if options.budget_s else None
     exit_code: int = ExitCode.SUCCEEDED
-    with runner.InterruptFlag() as interrupted:
-        for plan in plans:
-            outcome, exit_code = _build_one(plan, options, streams, services, catalogue, interrupted,
-                                            deadline, several=len(plans) > 1)
-            if outcome != Outcome.SUCCEEDED:
-                break
+    run_dirs: list[Path] = []  # for --notify: the last run dir holds the outcome of the whole command
+    try:
+        with runner.InterruptFlag() as interrupted:
+            for plan in plans:
+                outcome, exit_code = _build_one(plan, options, streams, services, catalogue, interrupted,
+                                                deadline, several=len(plans) > 1, run_dirs=run_dirs)
+                if outcome != Outcome.SUCCEEDED:
+                    break
+    finally:
+        if options.notify and run_dirs:  # any outcome, also an interrupt or an error after the run began
+            from rocmbuild.notify import notify_console, run_notify
+
+            notify_console(run_notify(options.notify, run_dirs[-1], environ,
+                                               options.notify_timeout_s), streams.err)
     return exit_code
 
 
 def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, services: Services,
                catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
-               several: bool) -> tuple[str, int]:
+               several: bool, run_dirs: list[Path] | None = None) -> tuple[str, int]:
     lock, pid_file = _lock_for(plan.source)
     try:
         lock.acquire(timeout=0)
@@ -189,6 +197,8 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         pid_file.write_text(str(os.getpid()))
         plan, cache = _cache_for(plan, options, services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
+        if run_dirs is not None:
+            run_dirs.append(run_dir)
         rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
                           echo=streams.err if options.verbosity == "verbose" else None)
         _start_record(rec)

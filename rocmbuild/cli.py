@@ -79,6 +79,9 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
                     help="shared compiler-cache storage for a fleet (redis://host:6379, http://...)"),
         _env_option("hip_compiler", "--hip-compiler", metavar="PATH",
                     help="the build's HIP compiler (sets HIPCXX); preflight, arch checks and LLVM tools follow it"),
+        _env_option("notify", "--notify", metavar="CMD",
+                    help="shell command run once when the run ends; summary JSON on stdin, ROCMBUILD_OUTCOME, "
+                         "ROCMBUILD_EXIT_CODE, ROCMBUILD_RUN_DIR set"),
         _env_option("quiet", "--quiet", is_flag=True, help="progress line only"),
         _env_option("verbose", "--verbose", is_flag=True, help="everything"),
     ]
@@ -109,6 +112,9 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
         cache_remote=kw["cache_remote"] or None,
         hip_compiler=kw["hip_compiler"] or None,
         verbosity="quiet" if kw["quiet"] else "verbose" if kw["verbose"] else "normal",
+        notify=(kw["notify"] or "").strip() or None,
+        notify_timeout_s=parse_duration(os.environ["ROCMBUILD_NOTIFY_TIMEOUT"], "ROCMBUILD_NOTIFY_TIMEOUT")
+        if os.environ.get("ROCMBUILD_NOTIFY_TIMEOUT") else 60.0,
     )
 
 

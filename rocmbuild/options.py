@@ -98,6 +98,8 @@ class BuildOptions:
     cache_remote: str | None = None
     hip_compiler: str | None = None    # --hip-compiler: the build's HIP compiler (sets HIPCXX)
     verbosity: str = "normal"  # "quiet" | "normal" | "verbose"
+    notify: str | None = None          # --notify: shell command run once when the run ends (notify.py)
+    notify_timeout_s: float = 60.0     # ROCMBUILD_NOTIFY_TIMEOUT: a hung webhook must not hold the run open
 
 
 def format_duration(seconds: float) -> str:
