@@ -245,7 +245,7 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
     rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
-              cache=cache.describe() if cache is not None else None)
+              cache=cache.describe() if cache is not None else None, pid=os.getpid())
     for warning in (*plan.warnings, *(cache.warnings if cache is not None else ())):
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {warning}\n")

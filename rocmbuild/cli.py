@@ -82,6 +82,9 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
         _env_option("notify", "--notify", metavar="CMD",
                     help="shell command run once when the run ends; summary JSON on stdin, ROCMBUILD_OUTCOME, "
                          "ROCMBUILD_EXIT_CODE, ROCMBUILD_RUN_DIR set"),
+        _env_option("detach", "--detach", is_flag=True,
+                    help="run in the background in its own session (console output into the run dir); "
+                         "print run dir and PID, exit 0 at once"),
         _env_option("quiet", "--quiet", is_flag=True, help="progress line only"),
         _env_option("verbose", "--verbose", is_flag=True, help="everything"),
     ]
@@ -113,6 +116,7 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
         hip_compiler=kw["hip_compiler"] or None,
         verbosity="quiet" if kw["quiet"] else "verbose" if kw["verbose"] else "normal",
         notify=(kw["notify"] or "").strip() or None,
+        detach=kw["detach"],
         notify_timeout_s=parse_duration(os.environ["ROCMBUILD_NOTIFY_TIMEOUT"], "ROCMBUILD_NOTIFY_TIMEOUT")
         if os.environ.get("ROCMBUILD_NOTIFY_TIMEOUT") else 60.0,
     )
@@ -140,7 +144,28 @@ def build(recipes: tuple[str, ...], **kw: Any) -> None:
     """Build RECIPE(s) in order, diagnosing failures and retrying with remedies."""
     from rocmbuild.app import build as run_build
 
-    raise SystemExit(run_build(recipes, make_options(kw), dict(os.environ), _streams()))
+    options = make_options(kw)
+    if options.detach and not options.dry_run:
+        options = _detach(recipes, options)
+    raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
+
+
+def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
+    """--detach: check what is cheap to check here, fork; the parent prints and exits 0 (detach.py)."""
+    from dataclasses import replace
+
+    from rocmbuild.detach import CONSOLE_LOG, detach, detached_run_dir
+    from rocmbuild.planning import load_recipes
+
+    load_recipes(recipes)  # a bad recipe name is exit 2 here, not a line in a log nobody reads
+    run_dir = detached_run_dir(recipes, options.run_dir)
+    pid = detach(run_dir)
+    if pid is not None:
+        click.echo(f"rocmbuild: running in the background, PID {pid}\n"
+                   f"  run dir: {run_dir}\n  console: {run_dir / CONSOLE_LOG}\n"
+                   f"  progress: rocmbuild report {run_dir}")
+        raise SystemExit(0)
+    return replace(options, run_dir=run_dir, detach=False)
 
 
 @cli.command()
@@ -212,6 +237,10 @@ def report(run_dir: str, as_json: bool) -> None:
         click.echo(json.dumps(summary))
     else:
         click.echo(render_summary(summary, events), nl=False)
+        if summary.get("outcome") == "running":  # a detached or killed run: where it is (issue 16)
+            from rocmbuild.progress import live_state, render_live
+
+            click.echo(render_live(path, live_state(path, summary, events)), nl=False)
     raise SystemExit(0)
 
 

@@ -59,3 +59,79 @@ def test_a_bad_notify_timeout_is_a_usage_error(tmp_path: Path) -> None:
     env = base_env(tmp_path, ROCMBUILD_NOTIFY_TIMEOUT="5")
     proc, _ = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--notify", "true", env=env)
     assert proc.returncode == 2 and "ROCMBUILD_NOTIFY_TIMEOUT" in proc.stderr and "Traceback" not in proc.stderr
+
+
+SLOW_RECIPE = """
+name = "slow"
+packages = []
+[steps]
+build = ["for i in 1 2 3 4 5 6 7 8; do echo building part $i; sleep 0.5; done"]
+"""
+
+
+def detached(tmp_path: Path, *extra: str) -> tuple[int, Path, int]:
+    """Start ``rocmbuild slow.toml --detach`` on a real terminal, then close the terminal (SIGHUP)."""
+    import pexpect
+
+    recipe = tmp_path / "slow.toml"
+    recipe.write_text(SLOW_RECIPE)
+    (tmp_path / "src").mkdir(exist_ok=True)
+    args = [str(recipe), "--detach", "--source", str(tmp_path / "src"), "--arch", "gfx90a", "--skip-preflight",
+            "--no-cache", *extra]
+    term = pexpect.spawn(ROCMBUILD, args, env=base_env(tmp_path), encoding="utf-8", timeout=30)
+    term.expect(r"PID (\d+)")
+    pid = int(term.match.group(1))
+    term.expect(r"run dir: (\S+)")
+    run_dir = Path(term.match.group(1).strip())
+    term.expect(pexpect.EOF)
+    term.close(force=True)  # the terminal goes away: its session gets SIGHUP
+    assert term.exitstatus == 0
+    return pid, run_dir, term.pid
+
+
+def test_detach_survives_the_terminal_closing_and_report_shows_progress(tmp_path: Path) -> None:
+    pid, run_dir, terminal_session = detached(tmp_path)
+    proc = psutil.Process(pid)
+    # A session of its own (not the terminal's, which pexpect's child led), and not its leader: double fork.
+    assert os.getsid(pid) not in (terminal_session, os.getsid(0), pid)
+    assert proc.is_running() and proc.ppid() != os.getpid()
+    deadline = time.monotonic() + 20
+    shown = ""
+    while time.monotonic() < deadline:
+        shown = subprocess.run([ROCMBUILD, "report", "latest"], env=base_env(tmp_path), capture_output=True,
+                               text=True).stdout
+        if "building part 2" in shown:
+            break
+        time.sleep(0.2)
+    assert f"running: attempt 1 in progress (rocmbuild PID {pid})" in shown, shown
+    assert "last lines of attempt-1.log" in shown and "building part" in shown
+    proc.wait(timeout=30)
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["outcome"] == "succeeded"
+    assert "building part 8" in (run_dir / "attempt-1.log").read_text()
+    assert "rocmbuild: slow" in (run_dir / "console.log").read_text(), "the end-of-run table went to console.log"
+
+
+def test_report_on_a_killed_run_says_resume(tmp_path: Path) -> None:
+    pid, run_dir, _ = detached(tmp_path)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and "building part 1" not in _read(run_dir / "attempt-1.log"):
+        time.sleep(0.1)
+    psutil.Process(pid).kill()  # SIGKILL: no chance to finish the records
+    psutil.Process(pid).wait(timeout=10) if psutil.pid_exists(pid) else None
+    shown = subprocess.run([ROCMBUILD, "report", str(run_dir)], env=base_env(tmp_path), capture_output=True,
+                           text=True).stdout
+    assert "is gone" in shown and f"rocmbuild resume {run_dir}" in shown, shown
+
+
+def test_detach_with_a_bad_recipe_is_refused_in_the_foreground(tmp_path: Path) -> None:
+    proc = subprocess.run([ROCMBUILD, "no-such-recipe", "--detach"], env=base_env(tmp_path), capture_output=True,
+                          text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and "no-such-recipe" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(errors="replace")
+    except OSError:
+        return ""
