@@ -32,7 +32,7 @@ from rocmbuild.options import (
     parse_seconds,
 )
 
-COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures")
+COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures", "history", "resume")
 
 
 class DefaultToBuild(click.Group):
@@ -241,6 +241,26 @@ def report(run_dir: str, as_json: bool) -> None:
             from rocmbuild.progress import live_state, render_live
 
             click.echo(render_live(path, live_state(path, summary, events)), nl=False)
+    raise SystemExit(0)
+
+
+@cli.command()
+@click.option("--recipe", default=None, metavar="R", help="only runs of this recipe")
+@click.option("--stats", is_flag=True, help="per signature: times seen, times cured and by which remedy")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per run (or per signature)")
+def history(recipe: str | None, stats: bool, as_json: bool) -> None:
+    """Past runs from the state dir (and --run-dir runs it indexed); --stats: which remedies cure what."""
+    from rocmbuild.history import (as_json as to_json, history_rows, load_summaries, render_rows, render_stats,
+                                   run_dirs, signature_stats)
+
+    summaries = [s for s in load_summaries(run_dirs()) if recipe is None or s.get("recipe") == recipe]
+    if stats:
+        values: list[Any] = signature_stats(summaries)
+        text = render_stats(values)
+    else:
+        values = history_rows(summaries)
+        text = render_rows(values)
+    click.echo("".join(to_json(v) + "\n" for v in values) if as_json else text, nl=False)
     raise SystemExit(0)
 
 

@@ -135,3 +135,53 @@ def _read(path: Path) -> str:
         return path.read_text(errors="replace")
     except OSError:
         return ""
+
+
+def test_history_lists_runs_in_the_state_dir_and_elsewhere_and_stats_say_what_cured(tmp_path: Path) -> None:
+    env = base_env(tmp_path)
+    for name, scenario in (("a", "link"), ("b", "link"), ("c", "unknown")):
+        tmp = tmp_path / name
+        tmp.mkdir()
+        if scenario == "link":
+            lib = tmp / "src" / "lib"
+            lib.mkdir(parents=True)
+            (lib / "libfakeblas.so").write_text("")
+        proc, _ = rocmbuild(tmp, str(write_recipe(tmp, scenario)), env=env)  # --run-dir outside the state dir
+        assert proc.returncode in (0, 3), proc.stderr
+    (tmp_path / "d-src").mkdir()
+    ok = subprocess.run([ROCMBUILD, str(write_recipe(tmp_path, "ok", name="other")), "--source",
+                         str(tmp_path / "d-src"), "--arch", "gfx90a", "--skip-preflight", "--no-cache"],
+                        env=env, capture_output=True, text=True, timeout=60)  # a run dir under the state dir
+    assert ok.returncode == 0, ok.stderr
+    listed = subprocess.run([ROCMBUILD, "history", "--json"], env=env, capture_output=True, text=True, timeout=30)
+    assert listed.returncode == 0, listed.stderr
+    rows = [json.loads(line) for line in listed.stdout.splitlines()]
+    assert [(r["recipe"], r["outcome"], r["attempts"], r["cured_by"]) for r in rows] == [
+        ("fake", "succeeded", 2, "add_library_paths"), ("fake", "succeeded", 2, "add_library_paths"),
+        ("fake", "unrecognised", 1, None), ("other", "succeeded", 1, None)]
+    assert rows[0]["run_dir"] == str((tmp_path / "a" / "run").resolve())
+    assert str(tmp_path / "state") in rows[3]["run_dir"]
+    only = subprocess.run([ROCMBUILD, "history", "--recipe", "other"], env=env, capture_output=True, text=True)
+    assert "other" in only.stdout and "fake" not in only.stdout
+    stats = subprocess.run([ROCMBUILD, "history", "--stats", "--json"], env=env, capture_output=True, text=True)
+    by_sig = {s["signature"]: s for s in map(json.loads, stats.stdout.splitlines())}
+    link = next(s for s in by_sig.values() if s["category"] == "missing_library")
+    assert (link["seen"], link["cured"], link["cured_by"]) == (2, 2, {"add_library_paths": 2})
+    unknown = next(s for s in by_sig.values() if s["category"] == "unknown")
+    assert (unknown["seen"], unknown["cured"]) == (1, 0)
+    text = subprocess.run([ROCMBUILD, "history", "--stats"], env=env, capture_output=True, text=True).stdout
+    assert "add_library_paths (2)" in text
+
+
+def test_stats_count_a_different_failure_after_a_remedy_as_cured_and_the_same_one_as_not() -> None:
+    from rocmbuild.history import signature_stats
+
+    def attempt(sig: str | None, *remedies: str) -> dict[str, object]:
+        return {"diagnosis": {"signature": sig, "category": "c"} if sig else None, "remedies": list(remedies)}
+
+    runs = [{"attempts": [attempt("A", "x"), attempt("A", "y"), attempt("B", "z")]},
+            {"attempts": [attempt("A", "y"), attempt(None)]}]
+    stats = {s.signature: s for s in signature_stats(runs)}
+    assert (stats["A"].seen, stats["A"].cured, stats["A"].cured_by) == (3, 2, {"y": 2})
+    assert stats["A"].tried == {"x": 1, "y": 2}
+    assert (stats["B"].seen, stats["B"].cured) == (1, 0), "no attempt after B: not cured"
