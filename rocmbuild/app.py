@@ -202,6 +202,9 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
                           echo=streams.err if options.verbosity == "verbose" else None)
         _start_record(rec)
+        from rocmbuild.resume import save_resume_state
+
+        save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
         try:
             return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
         except BaseException as exc:

@@ -250,8 +250,8 @@ def report(run_dir: str, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per run (or per signature)")
 def history(recipe: str | None, stats: bool, as_json: bool) -> None:
     """Past runs from the state dir (and --run-dir runs it indexed); --stats: which remedies cure what."""
-    from rocmbuild.history import (as_json as to_json, history_rows, load_summaries, render_rows, render_stats,
-                                   run_dirs, signature_stats)
+    from rocmbuild.history import as_json as to_json
+    from rocmbuild.history import history_rows, load_summaries, render_rows, render_stats, run_dirs, signature_stats
 
     summaries = [s for s in load_summaries(run_dirs()) if recipe is None or s.get("recipe") == recipe]
     if stats:
@@ -262,6 +262,15 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
         text = render_rows(values)
     click.echo("".join(to_json(v) + "\n" for v in values) if as_json else text, nl=False)
     raise SystemExit(0)
+
+
+@cli.command()
+@click.argument("run_dir")
+def resume(run_dir: str) -> None:
+    """Continue an interrupted or killed run in RUN_DIR where it stopped (same run dir, remedies kept)."""
+    from rocmbuild.resume import resume_run
+
+    raise SystemExit(resume_run(run_dir, dict(os.environ), _streams()))
 
 
 @cli.group()

@@ -10,6 +10,7 @@ differently (another signature): the remedy got the build past that failure.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -42,10 +43,8 @@ def run_dirs() -> list[Path]:
     root = runs_root()
     candidates: list[Path] = [p.parent for p in root.glob("*/summary.json")] if root.is_dir() else []
     candidates += [p.parent for p in root.glob("*/*/summary.json")] if root.is_dir() else []  # several recipes
-    try:
+    with contextlib.suppress(OSError):
         candidates += [Path(line) for line in index_path().read_text(encoding="utf-8").splitlines() if line.strip()]
-    except OSError:
-        pass
     for path in candidates:
         if path.name == "latest" or not (path / "summary.json").is_file():
             continue
@@ -87,7 +86,9 @@ def history_row(summary: Mapping[str, Any]) -> HistoryRow:
     attempts = _attempts(summary)
     cured_by = None
     if summary.get("outcome") == "succeeded" and len(attempts) > 1:
-        cured_by = "+".join(attempts[-2].get("remedies") or []) or None
+        # the remedies after the last failure (an attempt killed and resumed is not a failure)
+        failed = [a for a in attempts[:-1] if a.get("diagnosis")]
+        cured_by = "+".join(failed[-1].get("remedies") or []) or None if failed else None
     return HistoryRow(run_dir=str(summary.get("run_dir")), recipe=str(summary.get("recipe")),
                       arch=";".join(summary.get("arch") or []), started=str(summary.get("started") or ""),
                       duration_s=summary.get("duration_s"), outcome=str(summary.get("outcome")),
@@ -129,6 +130,8 @@ def signature_stats(summaries: Iterable[Mapping[str, Any]]) -> list[SignatureSta
                 continue
             name = "+".join(remedies)
             tried.setdefault(sig, {})[name] = tried.setdefault(sig, {}).get(name, 0) + 1
+            if attempts[index + 1].get("ended") == "interrupted":
+                continue  # killed or interrupted: it proves nothing about the remedy
             after = attempts[index + 1].get("diagnosis")
             after_sig = (str(after.get("signature") or after.get("category")) if isinstance(after, Mapping)
                          else None)

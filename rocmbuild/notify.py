@@ -14,6 +14,7 @@ and never changes rocmbuild's exit code.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -88,10 +89,8 @@ def run_notify(command: str, run_dir: Path, environ: Mapping[str, str],
 
 
 def _kill_group(pid: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _record(run_dir: Path, result: NotifyResult) -> None:

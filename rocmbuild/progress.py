@@ -69,13 +69,14 @@ def tail_lines(path: Path, count: int = 10) -> tuple[str, ...]:
 
 
 def live_state(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> LiveState:
-    started = next((e for e in events if e.get("event") == "run.started"), {})
+    # The rocmbuild writing the run now: the one that started it, or the last one that resumed it.
+    started: Mapping[str, Any] = next((e for e in reversed(events) if e.get("event") in ("run.started", "run.resumed")), {})
     pid = started.get("pid")
     pid = pid if isinstance(pid, int) else None
     attempt_events = [e for e in events if e.get("event") == "attempt.started"]
     attempt = attempt_events[-1].get("attempt") if attempt_events else None
     log = f"attempt-{attempt}.log" if isinstance(attempt, int) else None
-    return LiveState(pid=pid, alive=writer_alive(pid, summary.get("started")),
+    return LiveState(pid=pid, alive=writer_alive(pid, started.get("timestamp") or summary.get("started")),
                      attempt=attempt if isinstance(attempt, int) else None, step_log=log,
                      last_lines=tail_lines(run_dir / log) if log else ())
 

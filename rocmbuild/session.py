@@ -63,6 +63,8 @@ class BuildSession:
         self.deadline = deadline
         self.cache = cache
         self.state = _LoopState(plan)
+        # `rocmbuild resume` (resume.py): attempts recorded but not in the ladder's history (a killed one)
+        self.number_offset = 0
 
     # -- helpers
     def budget_left(self) -> float | None:
@@ -104,7 +106,9 @@ class BuildSession:
     # -- the loop
     def run(self) -> tuple[str, int]:
         retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(self.options.max_attempts),
+            # A resumed run has attempts behind it: --max-attempts counts them too.
+            stop=tenacity.stop_after_attempt(
+                max(1, self.options.max_attempts - len(self.state.history) - self.number_offset)),
             wait=self._wait,
             sleep=self._sleep,
             retry=tenacity.retry_if_result(lambda retry: bool(retry)),
@@ -128,7 +132,7 @@ class BuildSession:
         if left is not None and left <= 0:
             state.outcome, state.reason = Outcome.BUDGET_EXHAUSTED, "the time budget is spent: no new attempt"
             return False
-        number = len(state.history) + 1
+        number = len(state.history) + 1 + self.number_offset
         outcome, diagnosis, cache_stats = self._run_attempt(number, plan)
         record = self._attempt_record(number, plan, outcome, diagnosis, cache_stats)
         self.rec.add_attempt(record)
@@ -172,6 +176,9 @@ class BuildSession:
                 break
             unavailable.add(decision.remedy)
         state.plan = result.plan
+        # Where the plan stands after the remedy, so `rocmbuild resume` can continue from here.
+        self.rec.event("plan.changed", env=state.plan.env_set, jobs=state.plan.jobs,
+                       prepare=state.plan.run_prepare, opt_level=state.plan.opt_level, remedy=decision.remedy)
         last = state.history[-1]
         state.history[-1] = replace(last, remedies=(*last.remedies, decision.remedy))
         self.rec.set_remedies(list(state.history[-1].remedies))

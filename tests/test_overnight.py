@@ -69,12 +69,12 @@ build = ["for i in 1 2 3 4 5 6 7 8; do echo building part $i; sleep 0.5; done"]
 """
 
 
-def detached(tmp_path: Path, *extra: str) -> tuple[int, Path, int]:
+def detached(tmp_path: Path, *extra: str, recipe_text: str = SLOW_RECIPE) -> tuple[int, Path, int]:
     """Start ``rocmbuild slow.toml --detach`` on a real terminal, then close the terminal (SIGHUP)."""
     import pexpect
 
     recipe = tmp_path / "slow.toml"
-    recipe.write_text(SLOW_RECIPE)
+    recipe.write_text(recipe_text)
     (tmp_path / "src").mkdir(exist_ok=True)
     args = [str(recipe), "--detach", "--source", str(tmp_path / "src"), "--arch", "gfx90a", "--skip-preflight",
             "--no-cache", *extra]
@@ -86,6 +86,9 @@ def detached(tmp_path: Path, *extra: str) -> tuple[int, Path, int]:
     term.expect(pexpect.EOF)
     term.close(force=True)  # the terminal goes away: its session gets SIGHUP
     assert term.exitstatus == 0
+    deadline = time.monotonic() + 20  # the background process records its start (and PID) soon after
+    while time.monotonic() < deadline and '"run.started"' not in _read(run_dir / "events.jsonl"):
+        time.sleep(0.05)
     return pid, run_dir, term.pid
 
 
@@ -185,3 +188,78 @@ def test_stats_count_a_different_failure_after_a_remedy_as_cured_and_the_same_on
     assert (stats["A"].seen, stats["A"].cured, stats["A"].cured_by) == (3, 2, {"y": 2})
     assert stats["A"].tried == {"x": 1, "y": 2}
     assert (stats["B"].seen, stats["B"].cured) == (1, 0), "no attempt after B: not cured"
+
+
+# Attempt 1: the link fails (the library is in the tree, not on LIBRARY_PATH); after add_library_paths,
+# attempt 2 hangs the first time (we kill rocmbuild there) and succeeds when run again.
+RESUMABLE_BUILD = r"""
+import os, sys, time
+from pathlib import Path
+if not any((Path(d) / "libfakeblas.so").exists() for d in os.environ.get("LIBRARY_PATH", "").split(":") if d):
+    print("[39/40] Building HIP object kernel_39.hip.o")
+    print("/usr/bin/ld: cannot find -lfakeblas: No such file or directory")
+    print("clang++: error: linker command failed with exit code 1 (use -v to see invocation)")
+    sys.exit(1)
+marker = Path("killed-once")
+if not marker.exists():
+    marker.write_text("")
+    for i in range(600):
+        print(f"[{i}/600] long compile", flush=True)
+        time.sleep(0.1)
+print("[40/40] Linking HIP shared module _C.so MAX_JOBS=" + os.environ.get("MAX_JOBS", "?"))
+"""
+
+RESUMABLE_RECIPE = """
+name = "slow"
+packages = []
+[steps]
+build = ["{python} build.py"]
+"""
+
+
+def test_resume_continues_a_killed_run_with_its_remedies_and_numbering(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    (src / "lib").mkdir(parents=True)
+    (src / "lib" / "libfakeblas.so").write_text("")
+    (src / "build.py").write_text(RESUMABLE_BUILD)
+    pid, run_dir, _ = detached(tmp_path, "--jobs", "2",
+                               recipe_text=RESUMABLE_RECIPE.format(python=sys.executable))
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and "long compile" not in _read(run_dir / "attempt-2.log"):
+        time.sleep(0.1)
+    proc = psutil.Process(pid)
+    tree = proc.children(recursive=True)
+    proc.kill()  # rocmbuild dies without finishing its records; then its build
+    for child in tree:
+        child.kill()
+    psutil.wait_procs([proc, *tree], timeout=10)
+    assert json.loads((run_dir / "summary.json").read_text())["outcome"] == "running"
+
+    resumed = subprocess.run([ROCMBUILD, "resume", str(run_dir)], env=base_env(tmp_path), capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert resumed.returncode == 0, resumed.stderr
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["outcome"] == "succeeded"
+    assert [(a["number"], a["ended"], a["remedies"]) for a in summary["attempts"]] == [
+        (1, "exited", ["add_library_paths"]), (2, "interrupted", []), (3, "exited", [])]
+    assert summary["attempts"][2]["env"]["LIBRARY_PATH"].startswith(str(src / "lib")), "the remedy still holds"
+    assert summary["attempts"][2]["env"]["MAX_JOBS"] == "2"
+    assert "long compile" in (run_dir / "attempt-2.log").read_text(), "the killed attempt's log is kept"
+    assert "MAX_JOBS=2" in (run_dir / "attempt-3.log").read_text()
+    names = [json.loads(line)["event"] for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    assert names.count("run.started") == 1 and "run.resumed" in names and names[-1] == "run.finished"
+
+    again = subprocess.run([ROCMBUILD, "resume", str(run_dir)], env=base_env(tmp_path), capture_output=True,
+                           text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert again.returncode == 2 and "has finished (succeeded" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_resume_refuses_a_running_run_and_a_directory_that_is_no_run(tmp_path: Path) -> None:
+    pid, run_dir, _ = detached(tmp_path)
+    running = subprocess.run([ROCMBUILD, "resume", str(run_dir)], env=base_env(tmp_path), capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert running.returncode == 2 and f"still running (rocmbuild PID {pid})" in running.stderr
+    psutil.Process(pid).wait(timeout=30)
+    nothing = subprocess.run([ROCMBUILD, "resume", str(tmp_path)], env=base_env(tmp_path), capture_output=True,
+                             text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert nothing.returncode == 2 and "not a rocmbuild run directory" in nothing.stderr
