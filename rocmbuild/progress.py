@@ -70,7 +70,8 @@ def tail_lines(path: Path, count: int = 10) -> tuple[str, ...]:
 
 def live_state(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> LiveState:
     # The rocmbuild writing the run now: the one that started it, or the last one that resumed it.
-    started: Mapping[str, Any] = next((e for e in reversed(events) if e.get("event") in ("run.started", "run.resumed")), {})
+    writers = [e for e in events if e.get("event") in ("run.started", "run.resumed")]
+    started: Mapping[str, Any] = writers[-1] if writers else {}
     pid = started.get("pid")
     pid = pid if isinstance(pid, int) else None
     attempt_events = [e for e in events if e.get("event") == "attempt.started"]
