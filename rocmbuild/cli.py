@@ -85,6 +85,9 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
         _env_option("detach", "--detach", is_flag=True,
                     help="run in the background in its own session (console output into the run dir); "
                          "print run dir and PID, exit 0 at once"),
+        _env_option("memory_reserve", "--memory-reserve", metavar="SIZE",
+                    help="keep SIZE of memory available: pause the newest compile jobs when below, resume when "
+                         "back (default: min(4G, 10% of memory); off: no guard)"),
         _env_option("quiet", "--quiet", is_flag=True, help="progress line only"),
         _env_option("verbose", "--verbose", is_flag=True, help="everything"),
     ]
@@ -117,9 +120,16 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
         verbosity="quiet" if kw["quiet"] else "verbose" if kw["verbose"] else "normal",
         notify=(kw["notify"] or "").strip() or None,
         detach=kw["detach"],
+        memory_reserve=_memory_reserve(kw["memory_reserve"]),
         notify_timeout_s=parse_duration(os.environ["ROCMBUILD_NOTIFY_TIMEOUT"], "ROCMBUILD_NOTIFY_TIMEOUT")
         if os.environ.get("ROCMBUILD_NOTIFY_TIMEOUT") else 60.0,
     )
+
+
+def _memory_reserve(text: str | None) -> int | None:
+    from rocmbuild.memguard import parse_size
+
+    return parse_size(text, "--memory-reserve") if text is not None and text.strip() else None
 
 
 def _streams() -> Any:

@@ -99,6 +99,7 @@ class BuildOptions:
     hip_compiler: str | None = None    # --hip-compiler: the build's HIP compiler (sets HIPCXX)
     verbosity: str = "normal"  # "quiet" | "normal" | "verbose"
     notify: str | None = None          # --notify: shell command run once when the run ends (notify.py)
+    memory_reserve: int | None = None  # --memory-reserve in bytes; None: default_reserve(), 0: guard off
     detach: bool = False               # --detach: run in the background (detach.py)
     notify_timeout_s: float = 60.0     # ROCMBUILD_NOTIFY_TIMEOUT: a hung webhook must not hold the run open
 

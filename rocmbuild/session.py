@@ -65,6 +65,7 @@ class BuildSession:
         self.state = _LoopState(plan)
         # `rocmbuild resume` (resume.py): attempts recorded but not in the ladder's history (a killed one)
         self.number_offset = 0
+        self.memory: Any = None  # this attempt's memory guard (memguard.AttemptMemory), None when off
 
     # -- helpers
     def budget_left(self) -> float | None:
@@ -235,7 +236,11 @@ class BuildSession:
                 return f"fail-fast: {current.category} ({current.text})"
             return None
 
-        limits = runner.Limits(stall_timeout_s=self.options.stall_timeout_s, deadline=self.deadline)
+        from rocmbuild.memguard import attempt_guard
+
+        self.memory = attempt_guard(self.options.memory_reserve, self.rec, number)
+        limits = runner.Limits(stall_timeout_s=self.options.stall_timeout_s, deadline=self.deadline,
+                               monitor=self.memory.guard if self.memory is not None else None)
         stream = self.streams.err if self.options.json else sys.stdout
         with Display(stream, mode=self.options.verbosity, attempt=number,
                      max_attempts=self.options.max_attempts, recipe=plan.recipe.name) as display:
@@ -337,6 +342,8 @@ class BuildSession:
         }
         if cache_stats is not None:
             record["cache"] = cache_stats
+        if self.memory is not None:
+            record["memory"] = self.memory.finish()  # the guard's figures and a confirmed OOM kill count
         return record
 
 
