@@ -21,6 +21,7 @@ running to finish and release theirs.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import signal
@@ -204,22 +205,30 @@ class TreeProc:
     def compile_job(self) -> bool:
         return self.name in COMPILE_NAMES or self.name.startswith(("clang-", "ld.", "cc1"))
 
+    @property
+    def matters(self) -> bool:
+        """A compile job, or big enough that pausing it (or waiting for it) makes a difference."""
+        return self.compile_job or self.rss >= MIN_OTHER_RSS
 
-def choose_to_pause(procs: Sequence[TreeProc], paused: frozenset[int]) -> TreeProc | None:
-    """The next process to pause: the newest running leaf, compile jobs first; never the largest, never the last.
 
-    Other processes only when they are big (MIN_OTHER_RSS).
+def choose_to_pause(procs: Sequence[TreeProc], paused: frozenset[int], depth: float = 0.0) -> tuple[TreeProc, ...]:
+    """What to pause now: the newest running leaves, compile jobs first; never the largest, never the last.
+
+    ``depth`` is how far into the band above the reserve available memory has fallen (0 at the pause
+    line, 1 at the reserve): that share of the candidates goes at once (at least one), because jobs
+    that grow together outrun a guard that pauses one per tick.  Processes that are not compile jobs
+    are candidates only when they are big (MIN_OTHER_RSS).
     """
     running = [p for p in procs if p.leaf and p.pid not in paused]
     if len(running) < 2:
-        return None  # never all: the last running job is what will free memory
+        return ()  # never all: the last running job is what will free memory
     largest = max(running, key=lambda p: (p.rss, -p.created))
     # A small helper (the shell's sleep, a python that has not started compiling) neither grows nor
     # frees anything that matters: pausing it would only hold the build up.
-    candidates = [p for p in running if p.pid != largest.pid and (p.compile_job or p.rss >= MIN_OTHER_RSS)]
-    if not candidates:
-        return None
-    return min(candidates, key=lambda p: (not p.compile_job, -p.created))
+    candidates = sorted((p for p in running if p.pid != largest.pid and p.matters),
+                        key=lambda p: (not p.compile_job, -p.created))
+    count = max(1, math.ceil(min(max(depth, 0.0), 1.0) * len(candidates)))
+    return tuple(candidates[:count])
 
 
 def choose_to_resume(paused: Sequence[TreeProc], running_leaves: int, available: int,
@@ -296,22 +305,25 @@ class MemoryGuard:
         alive = {p.pid for p in procs}
         self.paused = {pid: p for pid, p in self.paused.items() if pid in alive}
         if reading.available < self.pause_below:
-            victim = choose_to_pause(procs, frozenset(self.paused))
-            if victim is not None and _signal(victim.pid, signal.SIGSTOP):
-                self.paused[victim.pid] = victim
-                self.pauses += 1
+            depth = (self.pause_below - reading.available) / max(1, self.pause_below - self.reserve)
+            chosen = [p for p in choose_to_pause(procs, frozenset(self.paused), depth)
+                      if _signal(p.pid, signal.SIGSTOP)]
+            if chosen:
+                self.paused.update((p.pid, p) for p in chosen)
+                self.pauses += len(chosen)
                 self.max_paused = max(self.max_paused, len(self.paused))
-                self._event("memory.paused", reading, [victim])
+                self._event("memory.paused", reading, chosen)
             return
-        running = sum(1 for p in procs if p.leaf and p.pid not in self.paused)
+        # Only jobs that matter count as running: a paused build must not wait on a sleep or a daemon.
+        running = sum(1 for p in procs if p.leaf and p.pid not in self.paused and p.matters)
         if now < self.next_resume and running:
             return
-        chosen = choose_to_resume(list(self.paused.values()), running, reading.available, self.resume_above)
-        if chosen is not None:
-            _signal(chosen.pid, signal.SIGCONT)
-            del self.paused[chosen.pid]
+        back = choose_to_resume(list(self.paused.values()), running, reading.available, self.resume_above)
+        if back is not None:
+            _signal(back.pid, signal.SIGCONT)
+            del self.paused[back.pid]
             self.next_resume = now + RESUME_COOLDOWN_S
-            self._event("memory.resumed", reading, [chosen],
+            self._event("memory.resumed", reading, [back],
                         why="memory is back" if running else "nothing else was running")
 
     def release(self) -> None:
