@@ -205,6 +205,9 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         from rocmbuild.resume import save_resume_state
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
+        from rocmbuild.runfacts import save_facts
+
+        save_facts(run_dir, plan, services.run)  # what `report --diff` compares with the last good run
         try:
             return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec)
         except BaseException as exc:

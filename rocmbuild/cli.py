@@ -236,13 +236,22 @@ def recipes_cmd(as_json: bool) -> None:
 @cli.command()
 @click.argument("run_dir", required=False, default="latest")
 @click.option("--json", "as_json", is_flag=True, help="print summary.json")
-def report(run_dir: str, as_json: bool) -> None:
-    """Render a past run (RUN_DIR, or `latest`)."""
+@click.option("--diff", "diff_with", is_flag=False, flag_value="", default=None, metavar="[OTHER]",
+              help="what differs from the last successful run of the same recipe (or OTHER run dir)")
+def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
+    """Render a past run (RUN_DIR, or `latest`); --diff: against the last good run (after RUN_DIR)."""
     from rocmbuild.records import find_run_dir, load_run
     from rocmbuild.report import render_summary
 
     path = find_run_dir(run_dir)
     summary, events = load_run(path)
+    if diff_with is not None:
+        from rocmbuild.rundiff import diff_runs, last_good_run, render_diff
+
+        other = find_run_dir(diff_with) if diff_with else last_good_run(path, summary)
+        diff = diff_runs(path, other)
+        click.echo(json.dumps(diff.to_json()) if as_json else render_diff(diff), nl=as_json)
+        raise SystemExit(0)
     if as_json:
         click.echo(json.dumps(summary))
     else:

@@ -263,3 +263,66 @@ def test_resume_refuses_a_running_run_and_a_directory_that_is_no_run(tmp_path: P
     nothing = subprocess.run([ROCMBUILD, "resume", str(tmp_path)], env=base_env(tmp_path), capture_output=True,
                              text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert nothing.returncode == 2 and "not a rocmbuild run directory" in nothing.stderr
+
+
+DIFF_BUILD = r"""
+import os, sys
+from pathlib import Path
+src = Path.cwd()
+n = int(os.environ.get("MAX_JOBS", "1")) * 7
+for i in range(1, 21):
+    print(f"[{i}/20] Building HIP object {src}/build/CMakeFiles/_C.dir/csrc/kernel_{i * n}.hip.o")
+print(f"-- Found HIP: /opt/rocm-6.{n}.0 (found version \"6.{n}.41133\") id 0x{n:08x}")
+if (src / "BROKEN").exists():
+    print(f"frobnicator: the widget table at 0x7ffe{n:04x} lost its quorum in {src}/build/gen_{n}.inc")
+    print("frobnicator: giving up after 3 retries")
+    sys.exit(1)
+print("[20/20] Linking HIP shared module _C.so")
+"""
+
+
+def test_report_diff_against_the_last_good_run(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "build.py").write_text(DIFF_BUILD)
+    git = ["git", "-C", str(src), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "build.py"], check=True)
+    subprocess.run([*git, "commit", "-qm", "one"], check=True)
+    recipe = tmp_path / "d.toml"
+    recipe.write_text(f'name = "d"\npackages = []\n[steps]\nbuild = ["{sys.executable} build.py"]\n')
+    env = base_env(tmp_path)
+
+    def build(run: str, jobs: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([ROCMBUILD, str(recipe), "--source", str(src), "--run-dir", str(tmp_path / run),
+                               "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--jobs", jobs],
+                              env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+
+    assert build("good", "1").returncode == 0
+    (src / "BROKEN").write_text("")
+    subprocess.run([*git, "add", "BROKEN"], check=True)
+    subprocess.run([*git, "commit", "-qm", "two"], check=True)
+    bad = build("bad", "2")
+    assert bad.returncode == 3, bad.stderr  # unrecognised
+    shown = subprocess.run([ROCMBUILD, "report", str(tmp_path / "bad"), "--diff"], env=env, capture_output=True,
+                           text=True, timeout=60)
+    assert shown.returncode == 0, shown.stderr
+    assert "MAX_JOBS: '2'  (other: '1')" in shown.stdout
+    assert "source.revision:" in shown.stdout and "jobs: '2'  (other: '1')" in shown.stdout
+    as_json = json.loads(subprocess.run([ROCMBUILD, "report", str(tmp_path / "bad"), "--json", "--diff",
+                                         str(tmp_path / "good")], env=env, capture_output=True, text=True).stdout)
+    assert as_json["other"] == str((tmp_path / "good").resolve())
+    # Only what the good build never printed: its numbers, paths and hex differ, its shape does not.
+    assert [line.split(":")[0] for line in as_json["new_log_lines"]] == ["frobnicator", "frobnicator"], \
+        as_json["new_log_lines"]
+    nothing_before = subprocess.run([ROCMBUILD, "report", str(tmp_path / "good"), "--diff"], env=env,
+                                    capture_output=True, text=True, timeout=60)
+    assert nothing_before.returncode == 2 and "no earlier successful run of 'd'" in nothing_before.stderr
+
+
+def test_templates_mask_numbers_paths_and_hex() -> None:
+    from rocmbuild.rundiff import new_lines, template
+
+    assert template("[12/40] Building /src/a/kernel_12.hip.o at 0xdeadbeef") == \
+        template("[13/41] Building /other/b/kernel_9.hip.o at 0x1234")
+    assert new_lines(["[1/2] ok", "weird thing 7", "weird thing 8"], ["[5/9] ok"]) == ["weird thing 7"]
