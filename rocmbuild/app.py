@@ -210,19 +210,28 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     catalogue = load_catalogue()
     deadline = time.monotonic() + options.budget_s if options.budget_s else None
     exit_code: int = ExitCode.SUCCEEDED
-    with runner.InterruptFlag() as interrupted:
-        for plan in plans:
-            outcome, exit_code = _build_one(plan, options, streams, services, catalogue, interrupted,
-                                            deadline, several=len(plans) > 1,
-                                            provided=[p.to_json() for p in provided if p.recipe == plan.recipe.name])
-            if outcome not in (Outcome.SUCCEEDED, Outcome.UP_TO_DATE):
-                break
+    run_dirs: list[Path] = []  # for --notify: the last run dir holds the outcome of the whole command
+    try:
+        with runner.InterruptFlag() as interrupted:
+            for plan in plans:
+                outcome, exit_code = _build_one(
+                    plan, options, streams, services, catalogue, interrupted, deadline, several=len(plans) > 1,
+                    provided=[p.to_json() for p in provided if p.recipe == plan.recipe.name], run_dirs=run_dirs)
+                if outcome not in (Outcome.SUCCEEDED, Outcome.UP_TO_DATE):
+                    break
+    finally:
+        if options.notify and run_dirs:  # any outcome, also an interrupt or an error after the run began
+            from rocmbuild.notify import notify_console, run_notify
+
+            notify_console(run_notify(options.notify, run_dirs[-1], environ,
+                                               options.notify_timeout_s), streams.err)
     return exit_code
 
 
 def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, services: Services,
                catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
-               several: bool, provided: Sequence[Any] = ()) -> tuple[str, int]:
+               several: bool, provided: Sequence[Any] = (),
+               run_dirs: list[Path] | None = None) -> tuple[str, int]:
     lock, pid_file = _lock_for(plan.source)
     try:
         lock.acquire(timeout=0)
@@ -244,6 +253,8 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         base_plan = plan  # the fingerprint is of the command's plan, before the cache's launchers
         plan, cache = _cache_for(plan, options, services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
+        if run_dirs is not None:
+            run_dirs.append(run_dir)
         try:
             rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
                               echo=streams.err if options.verbosity == "verbose" else None)
@@ -253,6 +264,11 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         _start_record(rec)
         if provided:  # what --requires-from installed for this recipe before its run
             rec.extra["requires_from"] = list(provided)
+        from rocmbuild.resume import save_resume_state
+        from rocmbuild.runfacts import save_facts
+
+        save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
+        save_facts(run_dir, plan, services.run)  # what `report --diff` compares with the last good run
         try:
             return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec,
                                  base_plan)
@@ -299,7 +315,7 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
     rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
-              cache=cache.describe() if cache is not None else None)
+              cache=cache.describe() if cache is not None else None, pid=os.getpid())
     for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
         rec.event("leftovers.stopped", **leftover)
         streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "

@@ -33,7 +33,7 @@ from rocmbuild.options import (
     parse_seconds,
 )
 
-COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures")
+COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures", "history", "resume")
 
 
 class DefaultToBuild(click.Group):
@@ -86,6 +86,15 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
                     help="after success, leave each recipe's verified wheel and a manifest in DIR"),
         _env_option("requires_from", "--requires-from", metavar="URL_OR_DIR",
                     help="install a recipe's requires (e.g. ROCm torch) from this wheel index or wheelhouse"),
+        _env_option("notify", "--notify", metavar="CMD",
+                    help="shell command run once when the run ends; summary JSON on stdin, ROCMBUILD_OUTCOME, "
+                         "ROCMBUILD_EXIT_CODE, ROCMBUILD_RUN_DIR set"),
+        _env_option("detach", "--detach", is_flag=True,
+                    help="run in the background in its own session (console output into the run dir); "
+                         "print run dir and PID, exit 0 at once"),
+        _env_option("memory_reserve", "--memory-reserve", metavar="SIZE",
+                    help="keep SIZE of memory available: pause the newest compile jobs when below, resume when "
+                         "back (default: min(4G, 10% of memory); off: no guard)"),
         _env_option("quiet", "--quiet", is_flag=True, help="progress line only"),
         _env_option("verbose", "--verbose", is_flag=True, help="everything"),
     ]
@@ -119,7 +128,18 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
         force=kw["force"],
         wheel_dir=Path(kw["wheel_dir"]).expanduser().absolute() if kw["wheel_dir"] else None,
         requires_from=kw["requires_from"] or None,
+        notify=(kw["notify"] or "").strip() or None,
+        detach=kw["detach"],
+        memory_reserve=_memory_reserve(kw["memory_reserve"]),
+        notify_timeout_s=parse_duration(os.environ["ROCMBUILD_NOTIFY_TIMEOUT"], "ROCMBUILD_NOTIFY_TIMEOUT")
+        if os.environ.get("ROCMBUILD_NOTIFY_TIMEOUT") else 60.0,
     )
+
+
+def _memory_reserve(text: str | None) -> int | None:
+    from rocmbuild.memguard import parse_size
+
+    return parse_size(text, "--memory-reserve") if text is not None and text.strip() else None
 
 
 def _streams() -> Any:
@@ -144,7 +164,28 @@ def build(recipes: tuple[str, ...], **kw: Any) -> None:
     """Build RECIPE(s) in order, diagnosing failures and retrying with remedies."""
     from rocmbuild.app import build as run_build
 
-    raise SystemExit(run_build(recipes, make_options(kw), dict(os.environ), _streams()))
+    options = make_options(kw)
+    if options.detach and not options.dry_run:
+        options = _detach(recipes, options)
+    raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
+
+
+def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
+    """--detach: check what is cheap to check here, fork; the parent prints and exits 0 (detach.py)."""
+    from dataclasses import replace
+
+    from rocmbuild.detach import CONSOLE_LOG, detach, detached_run_dir
+    from rocmbuild.planning import load_recipes
+
+    load_recipes(recipes)  # a bad recipe name is exit 2 here, not a line in a log nobody reads
+    run_dir = detached_run_dir(recipes, options.run_dir)
+    pid = detach(run_dir)
+    if pid is not None:
+        click.echo(f"rocmbuild: running in the background, PID {pid}\n"
+                   f"  run dir: {run_dir}\n  console: {run_dir / CONSOLE_LOG}\n"
+                   f"  progress: rocmbuild report {run_dir}")
+        raise SystemExit(0)
+    return replace(options, run_dir=run_dir, detach=False)
 
 
 @cli.command()
@@ -211,17 +252,30 @@ def recipes_cmd(as_json: bool) -> None:
 @cli.command()
 @click.argument("run_dir", required=False, default="latest")
 @click.option("--json", "as_json", is_flag=True, help="print summary.json")
-def report(run_dir: str, as_json: bool) -> None:
-    """Render a past run (RUN_DIR, or `latest`)."""
+@click.option("--diff", "diff_with", is_flag=False, flag_value="", default=None, metavar="[OTHER]",
+              help="what differs from the last successful run of the same recipe (or OTHER run dir)")
+def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
+    """Render a past run (RUN_DIR, or `latest`); --diff: against the last good run (after RUN_DIR)."""
     from rocmbuild.records import find_run_dir, load_run
     from rocmbuild.report import render_summary
 
     path = find_run_dir(run_dir)
     summary, events = load_run(path)
+    if diff_with is not None:
+        from rocmbuild.rundiff import diff_runs, last_good_run, render_diff
+
+        other = find_run_dir(diff_with) if diff_with else last_good_run(path, summary)
+        diff = diff_runs(path, other)
+        click.echo(json.dumps(diff.to_json()) if as_json else render_diff(diff), nl=as_json)
+        raise SystemExit(0)
     if as_json:
         click.echo(json.dumps(summary))
     else:
         click.echo(render_summary(summary, events), nl=False)
+        if summary.get("outcome") == "running":  # a detached or killed run: where it is (issue 16)
+            from rocmbuild.progress import live_state, render_live
+
+            click.echo(render_live(path, live_state(path, summary, events)), nl=False)
     raise SystemExit(0)
 
 
@@ -233,6 +287,35 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool) -> None:
     from rocmbuild.codeobjects import run_inspect
 
     raise SystemExit(run_inspect(paths, as_json=as_json, out=sys.stdout))
+
+
+@cli.command()
+@click.option("--recipe", default=None, metavar="R", help="only runs of this recipe")
+@click.option("--stats", is_flag=True, help="per signature: times seen, times cured and by which remedy")
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per run (or per signature)")
+def history(recipe: str | None, stats: bool, as_json: bool) -> None:
+    """Past runs from the state dir (and --run-dir runs it indexed); --stats: which remedies cure what."""
+    from rocmbuild.history import as_json as to_json
+    from rocmbuild.history import history_rows, load_summaries, render_rows, render_stats, run_dirs, signature_stats
+
+    summaries = [s for s in load_summaries(run_dirs()) if recipe is None or s.get("recipe") == recipe]
+    if stats:
+        values: list[Any] = signature_stats(summaries)
+        text = render_stats(values)
+    else:
+        values = history_rows(summaries)
+        text = render_rows(values)
+    click.echo("".join(to_json(v) + "\n" for v in values) if as_json else text, nl=False)
+    raise SystemExit(0)
+
+
+@cli.command()
+@click.argument("run_dir")
+def resume(run_dir: str) -> None:
+    """Continue an interrupted or killed run in RUN_DIR where it stopped (same run dir, remedies kept)."""
+    from rocmbuild.resume import resume_run
+
+    raise SystemExit(resume_run(run_dir, dict(os.environ), _streams()))
 
 
 @cli.group()

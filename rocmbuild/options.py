@@ -101,6 +101,10 @@ class BuildOptions:
     force: bool = False                # --force: build even when the fingerprint matches (issue 15)
     wheel_dir: Path | None = None      # --wheel-dir: leave verified wheels + manifest there
     requires_from: str | None = None   # --requires-from: wheel index URL or wheelhouse dir for `requires`
+    notify: str | None = None          # --notify: shell command run once when the run ends (notify.py)
+    memory_reserve: int | None = None  # --memory-reserve in bytes; None: default_reserve(), 0: guard off
+    detach: bool = False               # --detach: run in the background (detach.py)
+    notify_timeout_s: float = 60.0     # ROCMBUILD_NOTIFY_TIMEOUT: a hung webhook must not hold the run open
 
 
 def format_duration(seconds: float) -> str:

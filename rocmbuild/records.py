@@ -61,6 +61,10 @@ def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path
         latest.symlink_to(path.resolve())
     except OSError:
         pass  # a read-only or racing state dir only costs the shortcut
+    if runs_root().resolve() not in path.resolve().parents:  # `rocmbuild history` finds it through the index
+        from rocmbuild.history import remember_run_dir
+
+        remember_run_dir(path.resolve())
     return path.resolve()
 
 

@@ -66,7 +66,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pexpect
 import psutil
@@ -147,6 +147,15 @@ class Limits:
     stall_timeout_s: float | None = None
     deadline: float | None = None
     grace_s: float = 3.0
+    monitor: TreeMonitor | None = None  # polled every tick with the step's PID (the memory guard, memguard.py)
+
+
+class TreeMonitor(Protocol):
+    """Something that watches a running step's process tree: polled every tick, released when it ends."""
+
+    def poll(self, root_pid: int) -> None: ...
+
+    def release(self) -> None: ...
 
 
 @dataclass(frozen=True)
@@ -462,6 +471,9 @@ class _StepRun:
                 self._stop(child, child.child_fd, f"rocmbuild failed: {type(exc).__name__}: {exc}")
             raise
         finally:
+            if self.limits.monitor is not None:  # nothing stays SIGSTOPped after its step
+                with contextlib.suppress(Exception):
+                    self.limits.monitor.release()
             with contextlib.suppress(Exception):
                 child.close(force=True)
 
@@ -503,6 +515,8 @@ class _StepRun:
                 if now >= next_track:
                     next_track = now + TRACK_EVERY
                     tree.snapshot()
+                if self.limits.monitor is not None:
+                    self.limits.monitor.poll(child.pid)
                 if exited_at is None and not child.isalive():
                     exited_at = now
                 # After the exit, output still in flight is drained; a daemon holding the PTY is not
@@ -565,6 +579,8 @@ class _StepRun:
         tree = self.tree
         assert tree is not None
         grace = max(self.limits.grace_s, 0.0)
+        if self.limits.monitor is not None:  # a paused job would sit on SIGINT/SIGTERM until SIGKILL
+            self.limits.monitor.release()
         if why is not None:
             self.sink.note(f"stopping step {self.step.name}: {why}")
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGKILL):

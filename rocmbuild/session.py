@@ -63,6 +63,9 @@ class BuildSession:
         self.deadline = deadline
         self.cache = cache
         self.state = _LoopState(plan)
+        # `rocmbuild resume` (resume.py): attempts recorded but not in the ladder's history (a killed one)
+        self.number_offset = 0
+        self.memory: Any = None  # this attempt's memory guard (memguard.AttemptMemory), None when off
 
     # -- helpers
     def budget_left(self) -> float | None:
@@ -104,7 +107,9 @@ class BuildSession:
     # -- the loop
     def run(self) -> tuple[str, int]:
         retrying = tenacity.Retrying(
-            stop=tenacity.stop_after_attempt(self.options.max_attempts),
+            # A resumed run has attempts behind it: --max-attempts counts them too.
+            stop=tenacity.stop_after_attempt(
+                max(1, self.options.max_attempts - len(self.state.history) - self.number_offset)),
             wait=self._wait,
             sleep=self._sleep,
             retry=tenacity.retry_if_result(lambda retry: bool(retry)),
@@ -128,7 +133,7 @@ class BuildSession:
         if left is not None and left <= 0:
             state.outcome, state.reason = Outcome.BUDGET_EXHAUSTED, "the time budget is spent: no new attempt"
             return False
-        number = len(state.history) + 1
+        number = len(state.history) + 1 + self.number_offset
         outcome, diagnosis, cache_stats = self._run_attempt(number, plan)
         record = self._attempt_record(number, plan, outcome, diagnosis, cache_stats)
         self._annotate(plan, outcome, record)
@@ -173,6 +178,9 @@ class BuildSession:
                 break
             unavailable.add(decision.remedy)
         state.plan = result.plan
+        # Where the plan stands after the remedy, so `rocmbuild resume` can continue from here.
+        self.rec.event("plan.changed", env=state.plan.env_set, jobs=state.plan.jobs,
+                       prepare=state.plan.run_prepare, opt_level=state.plan.opt_level, remedy=decision.remedy)
         last = state.history[-1]
         state.history[-1] = replace(last, remedies=(*last.remedies, decision.remedy))
         self.rec.set_remedies(list(state.history[-1].remedies))
@@ -232,7 +240,11 @@ class BuildSession:
                 return f"fail-fast: {current.category} ({current.text})"
             return None
 
-        limits = runner.Limits(stall_timeout_s=self.options.stall_timeout_s, deadline=self.deadline)
+        from rocmbuild.memguard import attempt_guard
+
+        self.memory = attempt_guard(self.options.memory_reserve, self.rec, number)
+        limits = runner.Limits(stall_timeout_s=self.options.stall_timeout_s, deadline=self.deadline,
+                               monitor=self.memory.guard if self.memory is not None else None)
         stream = self.streams.err if self.options.json else sys.stdout
         with Display(stream, mode=self.options.verbosity, attempt=number,
                      max_attempts=self.options.max_attempts, recipe=plan.recipe.name) as display:
@@ -357,6 +369,8 @@ class BuildSession:
         }
         if cache_stats is not None:
             record["cache"] = cache_stats
+        if self.memory is not None:
+            record["memory"] = self.memory.finish()  # the guard's figures and a confirmed OOM kill count
         return record
 
 

@@ -1,0 +1,388 @@
+"""The memory guard, ``--memory-reserve SIZE`` (issue 16): pause compile jobs before memory runs out.
+
+Owns three things:
+
+* reading memory the way the kernel will judge it: ``psutil.virtual_memory().available``, lowered to
+  what the build's cgroup still allows (v2 ``memory.max``/``memory.current``, v1
+  ``memory.limit_in_bytes``/``memory.usage_in_bytes``), and PSI ``memory some avg10`` where
+  ``/proc/pressure/memory`` exists (recorded with every decision);
+* the pure policy (``choose_to_pause`` / ``choose_to_resume``): pause the newest running leaf
+  processes of the build's tree, compile jobs (cc1plus, clang, ld, ...) first, never the largest and
+  never all; resume the oldest paused first (it is furthest along and frees its memory soonest) once
+  memory is back above the reserve with headroom, or at once when nothing else is left running;
+* ``MemoryGuard``, polled from the runner's loop every tick: SIGSTOP / SIGCONT and the events
+  ``memory.paused`` / ``memory.resumed`` (how much memory was available, which PIDs and names).
+
+After an attempt, ``oom_kills`` reads the cgroup's ``oom_kill`` count (v2 ``memory.events``, v1
+``memory.oom_control``), so an OOM kill is confirmed instead of guessed from "Killed".
+Pausing stops a job's growth, it does not free memory: the guard buys time for the jobs that keep
+running to finish and release theirs.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import signal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+from rocmbuild.errors import UsageError
+
+GIB = 1024 ** 3
+MIB = 1024 ** 2
+DEFAULT_RESERVE_CAP = 4 * GIB
+UNLIMITED = 1 << 60          # cgroup v1 says "no limit" with a number near 2**63
+POLL_S = 0.1                 # the runner's tick: the guard reads memory at most this often
+MIN_OTHER_RSS = 64 * MIB     # a process that is not a compile job is paused only if it holds this much
+RESUME_COOLDOWN_S = 0.5      # after a resume, watch its effect before resuming the next
+
+# Processes that do the compiling and linking (the memory hogs of a C++/HIP build), by process name.
+COMPILE_NAMES = frozenset({
+    "cc1", "cc1plus", "cc1obj", "collect2", "as", "ld", "ld.bfd", "ld.gold", "ld.lld", "lld", "mold",
+    "clang", "clang++", "clang-offload-bundler", "clang-offload-packager", "llc", "opt", "lto1",
+    "hipcc", "hipcc.bin", "nvcc", "cicc", "ptxas", "c++", "g++", "gcc", "cc", "ccache", "sccache",
+})
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
+_UNITS = {"": None, "k": 1024, "m": MIB, "g": GIB, "t": 1024 * GIB}
+
+
+def parse_size(text: str, option: str = "--memory-reserve") -> int:
+    """Bytes from ``4G``, ``512M``, ``1.5GiB``; ``0`` or ``off`` turns the guard off (0)."""
+    cleaned = str(text).strip().lower()
+    if cleaned in ("off", "0", "none", "no"):
+        return 0
+    match = _SIZE.match(cleaned)
+    if not match:
+        raise UsageError(f"{option} {text!r} is not a size",
+                         why="a size is a number with a unit: K, M, G or T (powers of 1024)",
+                         todo=f"write e.g. {option} 4G or {option} 512M, or {option} off")
+    unit = _UNITS[match.group(2)]
+    if unit is None:
+        raise UsageError(f"{option} {text!r} has no unit",
+                         why="a bare number could mean bytes or gigabytes; rocmbuild does not guess",
+                         todo=f"write {option} {match.group(1)}G or {option} {match.group(1)}M")
+    return int(float(match.group(1)) * unit)
+
+
+def default_reserve(limit_bytes: int) -> int:
+    """min(4 GiB, 10% of the memory the build may use): enough for the desktop and sshd, not a waste."""
+    return min(DEFAULT_RESERVE_CAP, limit_bytes // 10)
+
+
+# --- reading memory -----------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class CgroupMemory:
+    """The memory cgroup a process is in: its limit (None = none) and where its files are."""
+
+    directory: Path
+    version: int
+    limit: int | None
+    usage: int | None
+
+
+def _read_int(path: Path) -> int | None:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return None
+    if text == "max":
+        return None
+    try:
+        value = int(text)
+    except ValueError:
+        return None
+    return None if value >= UNLIMITED else value
+
+
+def cgroup_memory(pid: int | None = None, root: Path = Path("/sys/fs/cgroup"),
+                  membership: str | None = None) -> CgroupMemory | None:
+    """The memory cgroup of ``pid`` (default: this process), v1, or v2 (also hybrid's ``unified``).
+
+    ``membership`` is the text of /proc/PID/cgroup (read when not given).
+    """
+    try:
+        text = membership if membership is not None else Path(f"/proc/{pid or 'self'}/cgroup").read_text()
+    except OSError:
+        return None
+    lines = text.splitlines()
+    v1 = v2 = None
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        if parts[0] == "0" and parts[1] == "":
+            v2 = parts[2]
+        elif "memory" in parts[1].split(","):
+            v1 = parts[2]
+    if v1 is not None:
+        directory = root / "memory" / v1.lstrip("/")
+        if (directory / "memory.limit_in_bytes").is_file():
+            return CgroupMemory(directory, 1, _read_int(directory / "memory.limit_in_bytes"),
+                                _read_int(directory / "memory.usage_in_bytes"))
+    if v2 is not None:
+        for base in (root, root / "unified"):
+            directory = base / v2.lstrip("/")
+            if (directory / "memory.current").is_file():
+                return CgroupMemory(directory, 2, _read_int(directory / "memory.max"),
+                                    _read_int(directory / "memory.current"))
+    return None
+
+
+def read_psi(path: Path = Path("/proc/pressure/memory")) -> float | None:
+    """PSI ``some avg10`` (percent of the last 10 s some task waited for memory); None without PSI."""
+    try:
+        for line in path.read_text().splitlines():
+            if line.startswith("some "):
+                fields = dict(part.split("=", 1) for part in line.split()[1:])
+                return float(fields["avg10"])
+    except (OSError, KeyError, ValueError):
+        return None
+    return None
+
+
+@dataclass(frozen=True)
+class MemoryReading:
+    available: int          # bytes the build can still get: the machine's, or the cgroup's if less
+    total: int              # the machine's memory, or the cgroup limit if less
+    limited_by: str         # "machine" or "cgroup v1 /path" / "cgroup v2 /path"
+    psi_some_avg10: float | None
+
+
+def effective_available(machine_available: int, machine_total: int,
+                        cgroup: CgroupMemory | None) -> tuple[int, int, str]:
+    """(available, total, what limits it): the smaller of the machine's and the cgroup's headroom (pure)."""
+    if cgroup is None or cgroup.limit is None or cgroup.limit >= machine_total:
+        return machine_available, machine_total, "machine"
+    headroom = max(0, cgroup.limit - (cgroup.usage or 0))
+    where = f"cgroup v{cgroup.version} {cgroup.directory}"
+    return min(machine_available, headroom), cgroup.limit, where if headroom < machine_available else "machine"
+
+
+def read_memory(pid: int | None = None) -> MemoryReading:
+    vm = psutil.virtual_memory()
+    available, total, where = effective_available(int(vm.available), int(vm.total), cgroup_memory(pid))
+    return MemoryReading(available, total, where, read_psi())
+
+
+def oom_kills(pid: int | None = None) -> int | None:
+    """The cgroup's count of OOM kills (v2 memory.events, v1 memory.oom_control); None where unreadable."""
+    cgroup = cgroup_memory(pid)
+    if cgroup is None:
+        return None
+    name = "memory.events" if cgroup.version == 2 else "memory.oom_control"
+    try:
+        for line in (cgroup.directory / name).read_text().splitlines():
+            key, _, value = line.partition(" ")
+            if key == "oom_kill":
+                return int(value)
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+# --- policy (pure) ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class TreeProc:
+    """One process of the build's tree, as the policy sees it."""
+
+    pid: int
+    name: str
+    created: float
+    rss: int
+    leaf: bool          # no children: pausing a parent whose children run frees nothing
+
+    @property
+    def compile_job(self) -> bool:
+        return self.name in COMPILE_NAMES or self.name.startswith(("clang-", "ld.", "cc1"))
+
+    @property
+    def matters(self) -> bool:
+        """A compile job, or big enough that pausing it (or waiting for it) makes a difference."""
+        return self.compile_job or self.rss >= MIN_OTHER_RSS
+
+
+def choose_to_pause(procs: Sequence[TreeProc], paused: frozenset[int], depth: float = 0.0) -> tuple[TreeProc, ...]:
+    """What to pause now: the newest running leaves, compile jobs first; never the largest, never the last.
+
+    ``depth`` is how far into the band above the reserve available memory has fallen (0 at the pause
+    line, 1 at the reserve): that share of the candidates goes at once (at least one), because jobs
+    that grow together outrun a guard that pauses one per tick.  Processes that are not compile jobs
+    are candidates only when they are big (MIN_OTHER_RSS).
+    """
+    running = [p for p in procs if p.leaf and p.pid not in paused]
+    if len(running) < 2:
+        return ()  # never all: the last running job is what will free memory
+    largest = max(running, key=lambda p: (p.rss, -p.created))
+    # A small helper (the shell's sleep, a python that has not started compiling) neither grows nor
+    # frees anything that matters: pausing it would only hold the build up.
+    candidates = sorted((p for p in running if p.pid != largest.pid and p.matters),
+                        key=lambda p: (not p.compile_job, -p.created))
+    count = max(1, math.ceil(min(max(depth, 0.0), 1.0) * len(candidates)))
+    return tuple(candidates[:count])
+
+
+def choose_to_resume(paused: Sequence[TreeProc], running_leaves: int, available: int,
+                     resume_above: int) -> TreeProc | None:
+    """The next paused process to resume: the oldest, when memory is back, or when nothing else runs."""
+    if not paused:
+        return None
+    if running_leaves == 0 or available >= resume_above:
+        return min(paused, key=lambda p: p.created)
+    return None
+
+
+def margins(reserve: int) -> tuple[int, int]:
+    """(pause below, resume above): act a little before the reserve, resume only with room to spare.
+
+    Jobs grow between two polls (0.1 s), so the guard acts ``reserve/4`` (at most 256 MiB) early; it
+    resumes only with twice that above the reserve, so that one resume does not trigger the next pause.
+    """
+    early = min(256 * MIB, reserve // 4)
+    return reserve + early, reserve + 2 * early + 256 * MIB
+
+
+# --- the guard ----------------------------------------------------------------------------------------
+
+def tree_procs(root_pid: int) -> list[TreeProc]:
+    """The build's process tree below ``root_pid`` (the step's shell is never paused)."""
+    try:
+        children = psutil.Process(root_pid).children(recursive=True)
+    except psutil.Error:
+        return []
+    parents: set[int] = set()
+    rows: list[tuple[psutil.Process, str, float, int]] = []
+    for proc in children:
+        try:
+            with proc.oneshot():
+                if proc.status() == psutil.STATUS_ZOMBIE:
+                    continue
+                rows.append((proc, proc.name(), proc.create_time(), proc.memory_info().rss))
+                parents.add(proc.ppid())
+        except psutil.Error:
+            continue
+    return [TreeProc(p.pid, name, created, rss, p.pid not in parents) for p, name, created, rss in rows]
+
+
+class MemoryGuard:
+    """Polled by the runner every tick while a step runs; pauses and resumes the step's tree."""
+
+    def __init__(self, reserve: int, emit: Callable[..., None],
+                 read: Callable[[], MemoryReading] = read_memory,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.reserve = reserve
+        self.pause_below, self.resume_above = margins(reserve)
+        self.emit = emit
+        self.read = read
+        self.clock = clock
+        self.paused: dict[int, TreeProc] = {}
+        self.next_poll = 0.0
+        self.next_resume = 0.0
+        self.min_available: int | None = None
+        self.pauses = 0
+        self.max_paused = 0
+
+    def poll(self, root_pid: int) -> None:
+        now = self.clock()
+        if now < self.next_poll:
+            return
+        self.next_poll = now + POLL_S
+        reading = self.read()
+        if self.min_available is None or reading.available < self.min_available:
+            self.min_available = reading.available
+        if reading.available >= self.pause_below and not self.paused:
+            return  # the common case: plenty of memory, nothing paused, no tree walk
+        procs = tree_procs(root_pid)
+        alive = {p.pid for p in procs}
+        self.paused = {pid: p for pid, p in self.paused.items() if pid in alive}
+        if reading.available < self.pause_below:
+            depth = (self.pause_below - reading.available) / max(1, self.pause_below - self.reserve)
+            chosen = [p for p in choose_to_pause(procs, frozenset(self.paused), depth)
+                      if _signal(p.pid, signal.SIGSTOP)]
+            if chosen:
+                self.paused.update((p.pid, p) for p in chosen)
+                self.pauses += len(chosen)
+                self.max_paused = max(self.max_paused, len(self.paused))
+                self._event("memory.paused", reading, chosen)
+            return
+        # Only jobs that matter count as running: a paused build must not wait on a sleep or a daemon.
+        running = sum(1 for p in procs if p.leaf and p.pid not in self.paused and p.matters)
+        if now < self.next_resume and running:
+            return
+        back = choose_to_resume(list(self.paused.values()), running, reading.available, self.resume_above)
+        if back is not None:
+            _signal(back.pid, signal.SIGCONT)
+            del self.paused[back.pid]
+            self.next_resume = now + RESUME_COOLDOWN_S
+            self._event("memory.resumed", reading, [back],
+                        why="memory is back" if running else "nothing else was running")
+
+    def release(self) -> None:
+        """Resume everything (the step ended or is being stopped: a stopped process ignores SIGTERM)."""
+        if not self.paused:
+            return
+        procs = list(self.paused.values())
+        for proc in procs:
+            _signal(proc.pid, signal.SIGCONT)
+        self.paused.clear()
+        self._event("memory.resumed", self.read(), procs, why="the step ended or is being stopped")
+
+    def summary(self) -> dict[str, Any]:
+        return {"reserve": self.reserve, "min_available": self.min_available, "pauses": self.pauses,
+                "max_paused": self.max_paused}
+
+    def _event(self, name: str, reading: MemoryReading, procs: Sequence[TreeProc], **extra: Any) -> None:
+        self.emit(name, available=reading.available, reserve=self.reserve, limited_by=reading.limited_by,
+                  psi_some_avg10=reading.psi_some_avg10, pids=[p.pid for p in procs],
+                  names=[p.name for p in procs], rss=[p.rss for p in procs], paused_now=len(self.paused),
+                  **extra)
+
+
+def _signal(pid: int, sig: int) -> bool:
+    try:
+        os.kill(pid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+class AttemptMemory:
+    """One attempt's guard and its cgroup's OOM-kill count before it started."""
+
+    def __init__(self, guard: MemoryGuard, rec: Any, number: int) -> None:
+        self.guard = guard
+        self.rec = rec
+        self.number = number
+        self.oom_before = oom_kills()
+
+    def finish(self) -> dict[str, Any]:
+        """The attempt record's ``memory``: the guard's figures and OOM kills confirmed by the cgroup."""
+        data = self.guard.summary()
+        after = oom_kills()
+        if self.oom_before is not None and after is not None:
+            data["oom_kills"] = after - self.oom_before
+            if after > self.oom_before:
+                self.rec.event("memory.oom_kill", attempt=self.number, count=after - self.oom_before,
+                               source="cgroup oom_kill count")
+        return data
+
+
+def attempt_guard(reserve_option: int | None, rec: Any, number: int) -> AttemptMemory | None:
+    """The guard for one attempt (None with ``--memory-reserve off``)."""
+    if reserve_option == 0:
+        return None
+    reserve = reserve_option if reserve_option is not None else default_reserve(read_memory().total)
+
+    def emit(name: str, **fields: Any) -> None:
+        rec.event(name, attempt=number, **fields)
+
+    return AttemptMemory(MemoryGuard(reserve, emit), rec, number)
