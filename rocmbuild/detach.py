@@ -76,7 +76,9 @@ def detach(run_dir: Path) -> int | None:
 
 
 def _become_background(run_dir: Path) -> None:
-    (run_dir / PID_FILE).write_text(f"{os.getpid()}\n", encoding="utf-8")
+    from rocmbuild.records import write_private
+
+    write_private(run_dir / PID_FILE, f"{os.getpid()}\n")
     null = os.open(os.devnull, os.O_RDONLY)
     log = os.open(run_dir / CONSOLE_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
     os.dup2(null, 0)

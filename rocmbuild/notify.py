@@ -95,13 +95,16 @@ def _kill_group(pid: int) -> None:
 
 def _record(run_dir: Path, result: NotifyResult) -> None:
     """Add ``notify`` to summary.json (atomically) and a ``notify.finished`` event; the run is over."""
-    data = asdict(result)
+    from rocmbuild.records import write_private
+    from rocmbuild.redact import redact
+
+    data = redact(asdict(result))
     summary_path = run_dir / "summary.json"
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         summary["notify"] = data
         tmp = run_dir / ".summary.json.tmp"
-        tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n", encoding="utf-8")
+        write_private(tmp, json.dumps(summary, indent=2, default=str) + "\n")
         tmp.replace(summary_path)
     except (OSError, json.JSONDecodeError):
         pass  # no readable summary: the event below still says how notify went

@@ -20,6 +20,7 @@ from typing import Any
 import regex
 
 from rocmbuild import runner
+from rocmbuild.redact import redact_text
 
 Run = Callable[..., runner.CommandResult]
 
@@ -30,17 +31,12 @@ _URL = regex.compile(r"\b(?:https?|git|ssh|ftp|s3)://[^\s'\"<>()\[\]{}`]+")
 _FETCH_LINE = regex.compile(
     r"\b(?:Downloading|Fetching|Cloning|git\s+clone|git\s+fetch|registered\s+for\s+path|wget|curl|"
     r"Collecting\s+\S+\s+@|Obtaining|Downloaded)\b", regex.IGNORECASE)
-_USERINFO = regex.compile(r"^(?P<scheme>[a-z][a-z0-9+.-]*://)[^/@\s]+@", regex.IGNORECASE)
-_SECRET_PARAM = regex.compile(
-    r"(?P<key>[?&](?:[^=&#]*(?:token|secret|password|passwd|signature|credential|key|auth|sig)[^=&#]*))=[^&#]*",
-    regex.IGNORECASE)
 _ANSI = regex.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def redact_url(url: str) -> str:
-    """``https://user:pw@host/x?token=abc`` -> ``https://***@host/x?token=***``."""
-    url = _USERINFO.sub(lambda m: f"{m['scheme']}***@", url)
-    return _SECRET_PARAM.sub(lambda m: f"{m['key']}=***", url)
+    """``https://user:pw@host/x?token=abc`` -> ``https://<redacted>@host/x?token=<redacted>`` (redact.py's rule)."""
+    return redact_text(url)
 
 
 def downloaded_urls(lines: Iterable[str]) -> list[str]:

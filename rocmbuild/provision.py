@@ -150,7 +150,7 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
     log = rec.run_dir / "wheel.log"
     with tempfile.TemporaryDirectory(prefix=".staging-", dir=target) as staging:
         env = {**plan.env, "WHEEL_DIR": staging, "PIP_PROGRESS_BAR": "off"}
-        with log.open("ab") as handle:
+        with os.fdopen(os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600), "ab") as handle:
             for command in wheel_commands(plan):
                 handle.write(f"==> rocmbuild wheel: {command}\n".encode())
                 handle.flush()

@@ -16,6 +16,10 @@ from typing import Any
 REDACTED = "<redacted>"
 # scheme://userinfo@ -- userinfo is everything up to the @ that has no '/', whitespace or another '@'.
 _URL_CREDENTIALS = re.compile(r"(?P<scheme>\b[A-Za-z][A-Za-z0-9+.-]*://)(?P<userinfo>[^/@\s'\"]+)@")
+# Query parameters that carry credentials (pre-signed URLs, tokens in a download link).
+_SECRET_PARAM = re.compile(
+    r"(?P<key>[?&](?:[^=&#\s]*(?:token|secret|password|passwd|signature|credential|key|auth|sig)[^=&#\s]*))=[^&#\s'\"]*",
+    re.IGNORECASE)
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_KEY$|^KEY$|_KEY_", re.IGNORECASE)
 
 
@@ -25,10 +29,11 @@ def secret_name(name: str) -> bool:
 
 
 def redact_text(text: str) -> str:
-    """``text`` with the credentials of every URL in it replaced."""
+    """``text`` with the credentials of every URL in it replaced (userinfo, and secret query parameters)."""
     if "://" not in text:
         return text
-    return _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    text = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
+    return _SECRET_PARAM.sub(lambda m: f"{m.group('key')}={REDACTED}", text) if "=" in text else text
 
 
 def redact_value(name: str, value: str) -> str:

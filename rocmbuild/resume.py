@@ -30,14 +30,24 @@ _SUMMARY_KEYS = ("recipe", "source", "arch", "run_dir", "outcome", "exit_code", 
 
 
 def save_resume_state(run_dir: Path, plan: BuildPlan, options: BuildOptions) -> None:
+    # Records hold no secrets: an option carrying credentials (a --cache-remote with a password) is saved
+    # redacted, and `resume` takes it from ROCMBUILD_<NAME> in its own environment instead (load_options).
+    from rocmbuild.records import write_private
+    from rocmbuild.redact import redact
+
     data = {"recipe": str(plan.recipe.path), "cwd": os.getcwd(),
-            "options": {k: str(v) if isinstance(v, Path) else v for k, v in asdict(options).items()}}
-    (run_dir / RESUME_FILE).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+            "options": redact({k: str(v) if isinstance(v, Path) else v for k, v in asdict(options).items()})}
+    write_private(run_dir / RESUME_FILE, json.dumps(data, indent=2) + "\n")
 
 
 def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOptions:
+    from rocmbuild.redact import REDACTED
+
     known = {f.name for f in fields(BuildOptions)}
     values = {k: v for k, v in dict(data.get("options") or {}).items() if k in known}
+    for key, value in list(values.items()):
+        if isinstance(value, str) and REDACTED in value:  # saved without its secret: take it from the caller
+            values[key] = os.environ.get(f"ROCMBUILD_{key.upper()}") or None
     for key in ("run_dir", "source"):
         if values.get(key) is not None:
             values[key] = Path(values[key])

@@ -63,7 +63,10 @@ def collect_facts(plan: Any, run: Callable[..., runner.CommandResult] = runner.c
 
 
 def save_facts(run_dir: Path, plan: Any, run: Callable[..., runner.CommandResult] = runner.capture) -> None:
-    (run_dir / FACTS_FILE).write_text(json.dumps(collect_facts(plan, run), indent=2) + "\n", encoding="utf-8")
+    from rocmbuild.records import write_private
+    from rocmbuild.redact import redact
+
+    write_private(run_dir / FACTS_FILE, json.dumps(redact(collect_facts(plan, run)), indent=2) + "\n")
 
 
 def load_facts(run_dir: Path) -> dict[str, Any]:

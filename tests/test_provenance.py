@@ -34,14 +34,14 @@ def test_urls_from_pip_cmake_and_git_lines_redacted() -> None:
         "https://download.pytorch.org/whl/rocm6.2/torch-2.5.1%2Brocm6.2-cp311-cp311-linux_x86_64.whl",
         "https://github.com/ROCm/aotriton/releases/download/0.8b/aotriton-0.8b.tar.gz",
         "https://github.com/fmtlib/fmt.git",
-        "https://***@github.com/ROCm/composable_kernel.git",
-        "https://mirror.example.com/x.tar.gz?X-Amz-Signature=***&version=2",
+        "https://<redacted>@github.com/ROCm/composable_kernel.git",
+        "https://mirror.example.com/x.tar.gz?X-Amz-Signature=<redacted>&version=2",
     ]
 
 
 def test_redact_url() -> None:
-    assert redact_url("https://user:pw@host/a") == "https://***@host/a"
-    assert redact_url("https://host/a?token=abc&x=1&api_key=zz") == "https://host/a?token=***&x=1&api_key=***"
+    assert redact_url("https://user:pw@host/a") == "https://<redacted>@host/a"
+    assert redact_url("https://host/a?token=abc&x=1&api_key=zz") == "https://host/a?token=<redacted>&x=1&api_key=<redacted>"
     assert redact_url("https://host/plain") == "https://host/plain"
 
 
@@ -71,7 +71,7 @@ def test_each_attempt_records_its_provenance(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     provenance = summary["attempts"][0]["provenance"]
-    assert provenance["downloads"] == ["https://***@files.example.com/wheels/dep-1.0-py3-none-any.whl",
+    assert provenance["downloads"] == ["https://<redacted>@files.example.com/wheels/dep-1.0-py3-none-any.whl",
                                        "https://github.com/ROCm/aotriton/releases/x.tar.gz"]
     tools = provenance["tools"]
     assert set(tools) == {"rocm", "hip_compiler", "cmake", "ninja", "setuptools", "pip", "torch"}
