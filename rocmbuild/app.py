@@ -174,7 +174,7 @@ def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> li
     from rocmbuild.checklist import plan_checks
 
     facts = hostmod.gather_host(options.rocm_path, plan.caller_env, run=services.run)
-    return plan_checks(plan, facts.mem_available, run=services.run)
+    return plan_checks(plan, facts.mem_available, run=services.run, probes=services.probes)
 
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:

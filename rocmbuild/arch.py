@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from rocmbuild import runner
+from rocmbuild import proc
 from rocmbuild.errors import ArchError
-from rocmbuild.runner import CommandResult
+from rocmbuild.proc import CommandResult
 
 # Targets the AMDGPU backend knows that matter for ROCm builds.  A table can lag
 # behind the compiler: detection accepts well-formed names that are not in it
@@ -315,7 +315,7 @@ def _from_tool(run: Callable[[Sequence[str]], CommandResult], argv: Sequence[str
 def detect_local_archs(
     *,
     sysfs_root: Path = SYSFS_NODES,
-    run: Callable[[Sequence[str]], CommandResult] = runner.capture,
+    run: Callable[[Sequence[str]], CommandResult] = proc.capture,
     environ: Mapping[str, str] = os.environ,
 ) -> Detection | None:
     """The local GPUs: KFD sysfs (no ROCm userspace needed), then amdgpu-arch,

@@ -26,13 +26,11 @@ import os
 import re
 import struct
 import tempfile
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocmbuild import runner
-
-Run = Callable[..., runner.CommandResult]
+from rocmbuild import proc
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
 COMPRESSED_MAGIC = b"CCOB"
@@ -275,12 +273,12 @@ def _listing(tool: str, raw: str, per_bundle: Sequence[Sequence[str]], note: str
 Found = tuple[list[list[str]] | None, str, str]   # (entry IDs per bundle, raw output, why not)
 
 
-def _failed(result: runner.CommandResult) -> str:
+def _failed(result: proc.CommandResult) -> str:
     lines = result.output.strip().splitlines()
     return lines[-1] if lines else f"exit status {result.returncode}"
 
 
-def _with_objdump(tool: str, path: Path, run: Run, env: Mapping[str, str] | None) -> Found:
+def _with_objdump(tool: str, path: Path, run: proc.Run, env: Mapping[str, str] | None) -> Found:
     """``llvm-objdump --offloading``; newer versions extract each entry to a file, so run it in a
     scratch dir on a symlink (never next to the artifact)."""
     with tempfile.TemporaryDirectory(prefix="rocmbuild-objdump-") as scratch:
@@ -303,7 +301,7 @@ def _with_objdump(tool: str, path: Path, run: Run, env: Mapping[str, str] | None
     return list(bundles.values()), result.output, ""
 
 
-def _with_roc_obj_ls(tool: str, path: Path, run: Run, env: Mapping[str, str] | None) -> Found:
+def _with_roc_obj_ls(tool: str, path: Path, run: proc.Run, env: Mapping[str, str] | None) -> Found:
     # A Perl script that calls objdump: needs PATH.
     result = run([tool, str(path)], env=env)
     if result.missing or not result.ok:
@@ -318,7 +316,7 @@ def _with_roc_obj_ls(tool: str, path: Path, run: Run, env: Mapping[str, str] | N
     return list(bundles.values()), result.output, ""
 
 
-def _with_bundler(tool: str, bundles: Sequence[_Bundle], run: Run, env: Mapping[str, str] | None) -> Found:
+def _with_bundler(tool: str, bundles: Sequence[_Bundle], run: proc.Run, env: Mapping[str, str] | None) -> Found:
     out: list[list[str]] = []
     raw: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rocmbuild-bundle-") as scratch:
@@ -348,7 +346,7 @@ def _tools_for(env: Mapping[str, str] | None, llvm_bin: Path | str | None) -> To
 
 
 def list_code_objects(
-    path: Path, *, run: Run = runner.capture, tools: Tools | None = None,
+    path: Path, *, run: proc.Run = proc.capture, tools: Tools | None = None,
     env: Mapping[str, str] | None = None, llvm_bin: Path | str | None = None,
 ) -> CodeObjectListing:
     """List the GPU code objects in ``path`` with the first tool that gives a positive answer.
@@ -512,7 +510,7 @@ def verify_artifacts(
     globs: Sequence[str],
     archs: Sequence[str],
     *,
-    run: Run = runner.capture,
+    run: proc.Run = proc.capture,
     tools: Tools | None = None,
     env: Mapping[str, str] | None = None,
     llvm_bin: Path | str | None = None,

@@ -15,7 +15,7 @@ Owns everything rocmbuild knows about ccache (preferred) and sccache:
 * ``doctor_info``: what ``rocmbuild doctor`` reports about the cache.
 
 Only ``write_wrappers`` touches the file system and only the functions taking a
-``run`` callable start processes (through runner.capture).
+``run`` callable start processes (through proc.capture).
 """
 
 from __future__ import annotations
@@ -27,16 +27,15 @@ import re
 import shlex
 import shutil
 import socket
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 from urllib.parse import urlsplit
 
 import platformdirs
 
-from rocmbuild import runner
-from rocmbuild.runner import CommandResult
+from rocmbuild import proc
 
 REMOTE_ENV = "ROCMBUILD_CACHE_REMOTE"
 """Environment twin of ``--cache-remote URL``."""
@@ -79,11 +78,7 @@ SCCACHE_REMOTE_VARS = {"redis": "SCCACHE_REDIS_ENDPOINT", "rediss": "SCCACHE_RED
                        "http": "SCCACHE_WEBDAV_ENDPOINT", "https": "SCCACHE_WEBDAV_ENDPOINT"}
 
 
-class Run(Protocol):
-    """The shape of runner.capture (injected so tests can fake it)."""
-
-    def __call__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = ...,
-                 cwd: Path | None = ..., timeout: float = ...) -> CommandResult: ...
+Run = proc.Run  # the one command-runner protocol (proc.py)
 
 
 # --------------------------------------------------------------------------- detection
@@ -116,7 +111,7 @@ def parse_version(output: str) -> tuple[str, tuple[str, ...]]:
     return (m.group(1) if m else ""), (tuple(sorted(fm.group(1).split())) if fm else ())
 
 
-def detect_cache(environ: Mapping[str, str], run: Run = runner.capture) -> CacheTool | None:
+def detect_cache(environ: Mapping[str, str], run: Run = proc.capture) -> CacheTool | None:
     """The compiler cache on ``environ``'s PATH: ccache preferred, sccache next; None if neither."""
     search = environ.get("PATH", os.defpath)
     for name in SUPPORTED_TOOLS:
@@ -282,7 +277,7 @@ def wrapped_real_dir(path: Path) -> Path | None:
 _HIPCC_PATHS_RE = re.compile(r"^HIP_CLANG_PATH=(.+)$", re.MULTILINE)
 
 
-def find_real_clang_dir(environ: Mapping[str, str], run: Run = runner.capture) -> Path | None:
+def find_real_clang_dir(environ: Mapping[str, str], run: Run = proc.capture) -> Path | None:
     """The directory hipcc takes clang from (what HIP_CLANG_PATH would otherwise be).
 
     Asks hipcc itself (``HIPCC_VERBOSE=2`` prints its paths): its own defaults
@@ -401,7 +396,7 @@ def write_wrappers(wrapper_dir: Path, real_clang_dir: Path, ccache_path: Path) -
     return bin_dir
 
 
-def hipcc_uses_wrapper(env: Mapping[str, str], run: Run = runner.capture) -> bool:
+def hipcc_uses_wrapper(env: Mapping[str, str], run: Run = proc.capture) -> bool:
     """Does hipcc, run with ``env``, call the wrapper's clang?
 
     Not guaranteed: Debian's hipvars.pm replaces HIP_CLANG_PATH with
@@ -496,7 +491,7 @@ def _tool_argv(env: Mapping[str, str], tool: CacheTool | None) -> tuple[str, str
     return None
 
 
-def read_stats(env: Mapping[str, str], run: Run = runner.capture,
+def read_stats(env: Mapping[str, str], run: Run = proc.capture,
                tool: CacheTool | None = None) -> CacheStats | None:
     """The counters of the cache that ``env`` (the attempt's environment) points at.
 
@@ -517,7 +512,7 @@ def read_stats(env: Mapping[str, str], run: Run = runner.capture,
         return None
 
 
-def zero_stats(env: Mapping[str, str], run: Run = runner.capture, tool: CacheTool | None = None) -> bool:
+def zero_stats(env: Mapping[str, str], run: Run = proc.capture, tool: CacheTool | None = None) -> bool:
     """Zero the counters (before each attempt); True on success."""
     which = _tool_argv(env, tool)
     if which is None:
@@ -626,7 +621,7 @@ def remote_reachable(url: str, timeout: float = 1.0) -> bool | None:
 
 
 def doctor_info(tool: CacheTool | None, config: CacheConfig | None, environ: Mapping[str, str],
-                run: Run = runner.capture, *, probe_remote: bool = True,
+                run: Run = proc.capture, *, probe_remote: bool = True,
                 reachable: Callable[[str], bool | None] = remote_reachable) -> CacheDoctorInfo:
     """Tool, version, dir, size, remote (and whether it answers), the clang that hipcc would use."""
     if tool is None or config is None:
@@ -672,7 +667,7 @@ class CompilerCache:
 
     @classmethod
     def for_build(cls, *, env: Mapping[str, str], source: Path, remote: str | None,
-                  run: Run = runner.capture, hip_compiler_is_clang: bool = False) -> CompilerCache | None:
+                  run: Run = proc.capture, hip_compiler_is_clang: bool = False) -> CompilerCache | None:
         """Set up the cache for a build in ``source`` (None when no cache tool is installed).
 
         ``hip_compiler_is_clang``: the build compiles device code with a clang named by HIPCXX
@@ -714,10 +709,10 @@ class CompilerCache:
         return tuple(EnvChange(name, "set", value, f"compiler cache ({self.tool.name})")
                      for name, value in self.variables)
 
-    def zero(self, env: Mapping[str, str], run: Run = runner.capture) -> None:
+    def zero(self, env: Mapping[str, str], run: Run = proc.capture) -> None:
         zero_stats(env, run, self.tool)
 
-    def stats(self, env: Mapping[str, str], run: Run = runner.capture) -> CacheStats | None:
+    def stats(self, env: Mapping[str, str], run: Run = proc.capture) -> CacheStats | None:
         return read_stats(env, run, self.tool)
 
     def describe(self) -> dict[str, Any]:

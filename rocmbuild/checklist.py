@@ -10,16 +10,14 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from rocmbuild import preflight, runner
+from rocmbuild import preflight, proc
 from rocmbuild.hipcompiler import HipCompiler
 from rocmbuild.plan import BuildPlan
 from rocmbuild.recipe import Recipe
-
-Run = Callable[..., runner.CommandResult]
 
 
 @dataclass(frozen=True)
@@ -39,23 +37,26 @@ def find_hipcc(hipcc: str | None, env: Mapping[str, str]) -> str | None:
 
 
 def toolchain_checks(*, rocm: RocmFacts | None, hipcc: str | None, archs: Sequence[str], env: Mapping[str, str],
-                     run: Run, compiler: HipCompiler | None = None) -> list[preflight.Check]:
+                     run: proc.Run, compiler: HipCompiler | None = None,
+                     probes: preflight.ProbeCache | None = None) -> list[preflight.Check]:
     checks = [preflight.check_rocm_root(rocm)]
     if compiler is not None and compiler.is_clang:
         # The build compiles with this clang (HIPCXX), not hipcc: probe what the build will use.
         check = preflight.check_hip_compiler(compiler, env, run)
         checks.append(check)
         if not check.failed and archs:
-            checks += preflight.check_arch_supported(compiler.path, archs, env, run, compiler=compiler)
+            checks += preflight.check_arch_supported(compiler.path, archs, env, run, compiler=compiler,
+                                                     cache=probes)
         return checks
     platform = preflight.check_hipcc_is_amd(hipcc, env, run)
     checks.append(platform)
     if hipcc and not platform.failed and archs:
-        checks += preflight.check_arch_supported(hipcc, archs, env, run)
+        checks += preflight.check_arch_supported(hipcc, archs, env, run, cache=probes)
     return checks
 
 
-def plan_checks(plan: BuildPlan, mem_available: int, run: Run = runner.capture) -> list[preflight.Check]:
+def plan_checks(plan: BuildPlan, mem_available: int, run: proc.Run = proc.capture,
+                probes: preflight.ProbeCache | None = None) -> list[preflight.Check]:
     """Preflight: what predictably fails a 2-hour build, checked in seconds."""
     env = plan.env
     rocm = None
@@ -63,7 +64,7 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: Run = runner.capture) 
         rocm = RocmFacts(Path(plan.rocm.root), plan.rocm.version, [Path(d) for d in plan.rocm.lib_dirs], [])
     hipcc = find_hipcc(plan.rocm.hipcc, env)
     checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=plan.archs, env=env, run=run,
-                              compiler=plan.hip_compiler)
+                              compiler=plan.hip_compiler, probes=probes)
     resources = plan.recipe.resources
     checks += preflight.check_libraries(plan.recipe.preflight.libraries, plan.rocm.lib_dirs, run)
     checks.append(preflight.check_disk(plan.source, resources.min_free_disk_gb))
@@ -82,7 +83,7 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: Run = runner.capture) 
     return checks
 
 
-def _torch_integrity(plan: BuildPlan, run: Run) -> list[preflight.Check]:
+def _torch_integrity(plan: BuildPlan, run: proc.Run) -> list[preflight.Check]:
     """torchfacts' checks (issue 17): HIP version, arch list, companions, setuptools, build isolation."""
     from rocmbuild import torchfacts
 

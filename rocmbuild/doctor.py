@@ -20,17 +20,16 @@ from rich.console import Console
 from rich.table import Table
 
 from rocmbuild import arch as archmod
-from rocmbuild import hipcompiler, preflight, runner
+from rocmbuild import hipcompiler, preflight, proc
 from rocmbuild import host as hostmod
 from rocmbuild.checklist import RocmFacts, find_hipcc, toolchain_checks
 from rocmbuild.environment import choose_jobs
 from rocmbuild.errors import UsageError
 
-Run = Callable[..., runner.CommandResult]
 DEFAULT_GB_PER_JOB = 4.0
 
 
-def _first_line(result: runner.CommandResult) -> str | None:
+def _first_line(result: proc.CommandResult) -> str | None:
     if result.missing or result.returncode is None:
         return None
     lines = [line for line in result.output.splitlines() if line.strip()]
@@ -38,10 +37,10 @@ def _first_line(result: runner.CommandResult) -> str | None:
 
 
 def tool_versions(env: Mapping[str, str], hipcc: str | None, llvm_bin: str | None, python: str,
-                  run: Run) -> dict[str, str | None]:
+                  run: proc.Run, probes: preflight.ProbeCache | None = None) -> dict[str, str | None]:
     versions: dict[str, str | None] = {}
     if hipcc:
-        parsed = preflight.hipcc_version(hipcc, env, run)
+        parsed = preflight.hipcc_version(hipcc, env, run, probes)
         versions["hipcc"] = parsed.describe(hipcc)
     else:
         versions["hipcc"] = None
@@ -53,7 +52,7 @@ def tool_versions(env: Mapping[str, str], hipcc: str | None, llvm_bin: str | Non
     return versions
 
 
-def loader_config(run: Run, conf_dir: Path = Path("/etc/ld.so.conf.d")) -> dict[str, Any]:
+def loader_config(run: proc.Run, conf_dir: Path = Path("/etc/ld.so.conf.d")) -> dict[str, Any]:
     """ROCm entries in the loader config: what load-time lookups will find without LD_LIBRARY_PATH."""
     files: dict[str, list[str]] = {}
     if conf_dir.is_dir():
@@ -70,7 +69,7 @@ def loader_config(run: Run, conf_dir: Path = Path("/etc/ld.so.conf.d")) -> dict[
     return {"files": files, "ldconfig_amdhip64": amdhip}
 
 
-def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], run: Run = runner.capture,
+def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], run: proc.Run = proc.capture,
            detect: Callable[[], archmod.Detection | None] = archmod.detect_local_archs,
            hip_compiler: str | None = None) -> dict[str, Any]:
     facts = hostmod.gather_host(rocm_path, environ, run=run)
@@ -97,7 +96,9 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     libs = hipcompiler.default_device_libs(compiler, rocm.layout if rocm else None, env)
     if libs is not None:    # as builds get it (planning.py)
         env["HIP_DEVICE_LIB_PATH"] = str(libs)
-    checks = toolchain_checks(rocm=rocm_like, hipcc=hipcc, archs=archs, env=env, run=run, compiler=compiler)
+    probes = preflight.ProbeCache()  # hipcc is asked once for its version
+    checks = toolchain_checks(rocm=rocm_like, hipcc=hipcc, archs=archs, env=env, run=run, compiler=compiler,
+                              probes=probes)
     if bad is not None:
         checks.insert(1, bad)
     checks.append(preflight.check_memory(facts.mem_available, DEFAULT_GB_PER_JOB))
@@ -124,7 +125,7 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
                     "category": c.category} for c in checks],
         "versions": {**tool_versions(env, hipcc, compiler.llvm_bin if compiler and compiler.llvm_bin else
                                      str(rocm.llvm_bin) if rocm and rocm.llvm_bin else None,
-                                     python, run), "torch": torch.detail},
+                                     python, run, probes), "torch": torch.detail},
         "gpus": {"detected": list(detection.targets) if detection else [],
                  "source": detection.source if detection else None,
                  "warnings": list(detection.warnings) if detection else [],
@@ -140,7 +141,7 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     }
 
 
-def _cache_info(env: Mapping[str, str], run: Run) -> dict[str, Any]:
+def _cache_info(env: Mapping[str, str], run: proc.Run) -> dict[str, Any]:
     from rocmbuild import cache
 
     tool = cache.detect_cache(env, run)
@@ -200,7 +201,7 @@ def _compiler_why(compiler: hipcompiler.HipCompiler) -> str:
 
 
 def run_doctor(*, arch: str | None, rocm_path: str | None, as_json: bool, environ: Mapping[str, str],
-               out: TextIO, run: Run = runner.capture, hip_compiler: str | None = None,
+               out: TextIO, run: proc.Run = proc.capture, hip_compiler: str | None = None,
                wheel_dir: str | None = None, requires_from: str | None = None,
                cache_remote: str | None = None) -> int:
     from rocmbuild import fleet

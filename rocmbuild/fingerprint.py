@@ -15,14 +15,14 @@ import fnmatch
 import hashlib
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
-from rocmbuild import runner
+from rocmbuild import proc
 from rocmbuild.plan import BuildPlan
 
 # Variables that change what a build produces (not how fast): compilers, flags, CMake's inputs.
@@ -93,7 +93,7 @@ def tree_hash(source: Path, clean_paths: tuple[str, ...]) -> str:
 
 
 def source_identity(source: Path, clean_paths: tuple[str, ...],
-                    run: Callable[..., runner.CommandResult] = runner.capture) -> str:
+                    run: proc.Run = proc.capture) -> str:
     """``git:<HEAD>+<dirty hash>`` in a git checkout (tracked changes only: build outputs are
     untracked), else ``tree:<content hash>``; ``missing`` when the tree does not exist."""
     if not source.is_dir():
@@ -108,7 +108,7 @@ def source_identity(source: Path, clean_paths: tuple[str, ...],
 
 
 def compiler_version(path: str | None, env: Mapping[str, str] | None = None,
-                     run: Callable[..., runner.CommandResult] = runner.capture) -> str:
+                     run: proc.Run = proc.capture) -> str:
     """The compiler's version lines ("HIP version: 5.2...; Debian clang version 15.0.6"), asked in the
     build's environment (hipcc picks its platform from HIP_PLATFORM). Other lines are noise: hipcc
     also runs rocm_agent_enumerator, which prints a traceback on a host without a GPU."""
@@ -119,7 +119,7 @@ def compiler_version(path: str | None, env: Mapping[str, str] | None = None,
     return "; ".join(dict.fromkeys(lines)) if lines else "unknown"
 
 
-def compute(plan: BuildPlan, run: Callable[..., runner.CommandResult] = runner.capture) -> Fingerprint:
+def compute(plan: BuildPlan, run: proc.Run = proc.capture) -> Fingerprint:
     """The fingerprint of building ``plan`` in its tree as the tree is now."""
     recipe_text = plan.recipe.path.read_bytes() if plan.recipe.path.is_file() else repr(plan.recipe).encode()
     env = plan.env
@@ -185,7 +185,7 @@ class UpToDate:
                 "differs": list(self.differs), "artifacts": self.artifacts}
 
 
-def check(plan: BuildPlan, run: Callable[..., runner.CommandResult] = runner.capture) -> UpToDate:
+def check(plan: BuildPlan, run: proc.Run = proc.capture) -> UpToDate:
     """Same fingerprint as the tree's last success *and* artifacts that still verify."""
     current = compute(plan, run)
     differs = tuple(differences(load(plan.source), current))

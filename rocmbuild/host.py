@@ -30,12 +30,8 @@ from typing import Any
 
 import psutil
 
-from rocmbuild import runner
+from rocmbuild import proc
 from rocmbuild.errors import RocmRootError
-from rocmbuild.runner import CommandResult
-
-# A runner like runner.capture: run(argv, env=..., timeout=...) -> CommandResult.
-Run = Callable[..., CommandResult]
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 PROC_CGROUP = Path("/proc/self/cgroup")
@@ -166,7 +162,7 @@ def _tool_env(environ: Mapping[str, str]) -> dict[str, str]:
     return env
 
 
-def _version(root: Path, hipcc: Path | None, environ: Mapping[str, str], run: Run) -> tuple[str | None, str]:
+def _version(root: Path, hipcc: Path | None, environ: Mapping[str, str], run: proc.Run) -> tuple[str | None, str]:
     text = _read(root / ".info" / "version")
     if text and (m := re.match(r"\s*(\d+\.\d+(?:\.\d+)?)", text)):
         return m.group(1), ".info/version"      # "6.2.4-120" -> "6.2.4"
@@ -246,7 +242,7 @@ def _layout_of(fs_root: Path, root: Path) -> str:
 
 
 def inspect_root(root: Path, *, origin: str, layout: str, fs_root: Path = Path("/"),
-                 environ: Mapping[str, str] | None = None, run: Run = runner.capture) -> RocmInstall:
+                 environ: Mapping[str, str] | None = None, run: proc.Run = proc.capture) -> RocmInstall:
     """Describe the ROCm at ``root`` (assumed to look like ROCm)."""
     environ = os.environ if environ is None else environ
     hipcc = root / "bin" / "hipcc"
@@ -279,7 +275,7 @@ def _candidates_hint(fs_root: Path) -> str:
     return "no ROCm root was found under /opt/rocm* or /usr either"
 
 
-def _explicit(value: str, label: str, fs_root: Path, environ: Mapping[str, str], run: Run) -> RocmInstall:
+def _explicit(value: str, label: str, fs_root: Path, environ: Mapping[str, str], run: proc.Run) -> RocmInstall:
     given = Path(os.path.expanduser(value))
     if not given.is_absolute():
         given = Path.cwd() / given
@@ -315,7 +311,7 @@ def discover_rocm(
     environ: Mapping[str, str],
     *,
     fs_root: Path = Path("/"),
-    run: Run = runner.capture,
+    run: proc.Run = proc.capture,
 ) -> RocmInstall | None:
     """Find ROCm: ``--rocm-path``, ``$ROCM_PATH``, ``/opt/rocm`` (or the newest
     ``/opt/rocm/core-<ver>`` SDK it holds), the newest ``/opt/rocm-X.Y.Z``, the system
@@ -530,7 +526,7 @@ def gather_host(
     environ: Mapping[str, str],
     *,
     fs_root: Path = Path("/"),
-    run: Run = runner.capture,
+    run: proc.Run = proc.capture,
     cgroup_root: Path = CGROUP_ROOT,
     proc_cgroup: Path = PROC_CGROUP,
     meminfo: Path = MEMINFO,
@@ -572,7 +568,7 @@ def parse_ldconfig_dirs(output: str) -> list[str]:
 _LOADER_DIRS: tuple[str, ...] | None = None
 
 
-def loader_default_dirs(run: Run = runner.capture) -> tuple[str, ...]:
+def loader_default_dirs(run: proc.Run = proc.capture) -> tuple[str, ...]:
     """The loader's default dirs: the static ones plus what ldconfig says it searches (cached)."""
     global _LOADER_DIRS
     if _LOADER_DIRS is None:

@@ -17,16 +17,14 @@ import os
 import re
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from rocmbuild import runner
+from rocmbuild import proc
 from rocmbuild.hipcompiler import MIN_LLVM_FOR_GFX942, HipCompiler, built_device_libs, device_lib_path, newer_clangs
 from rocmbuild.libraries import library_package_hint
-
-Run = Callable[..., runner.CommandResult]
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 
@@ -85,9 +83,19 @@ _REJECTIONS = [
 
 _PROBE_SOURCE = "#include <hip/hip_runtime.h>\n__global__ void rocmbuild_probe() {}\n"
 
-# (real compiler path, version text, arch, HIP_DEVICE_LIB_PATH) -> result of the probe: (accepted, message)
-_probe_cache: dict[tuple[str, str, str, str], tuple[bool, str]] = {}
-_version_cache: dict[tuple[str, ...], str] = {}
+
+@dataclass
+class ProbeCache:
+    """Answers of the HIP compiler, kept by whoever owns the cache (``Services.probes``).
+
+    A compiler does not change while rocmbuild runs, so ``rocmbuild torch vllm`` asks it
+    once; callers that pass no cache (a test's fake runner) always ask.
+    """
+
+    # (real compiler path, ROCM_PATH, HIP_PATH, HIP_CLANG_PATH) -> the version lines
+    versions: dict[tuple[str, ...], str] = field(default_factory=dict)
+    # (real compiler path, version text, arch, HIP_DEVICE_LIB_PATH) -> (accepted, message)
+    probes: dict[tuple[str, str, str, str], tuple[bool, str]] = field(default_factory=dict)
 
 
 def _amd_env(env: Mapping[str, str] | None) -> dict[str, str]:
@@ -120,25 +128,24 @@ def parse_hipcc_version(output: str) -> CompilerVersion:
 
 
 def hipcc_version(hipcc: Path | str, env: Mapping[str, str] | None = None,
-                  run: Run = runner.capture) -> CompilerVersion:
-    """``hipcc --version`` with HIP_PLATFORM=amd (cached per hipcc within the process)."""
+                  run: proc.Run = proc.capture, cache: ProbeCache | None = None) -> CompilerVersion:
+    """``hipcc --version`` with HIP_PLATFORM=amd (kept in ``cache``, per hipcc and ROCm, when given)."""
     environ = _amd_env(env)
     # hipcc finds clang through these: a different ROCM_PATH can mean a different compiler.
     key = (os.path.realpath(str(hipcc)),
            *(environ.get(v, "") for v in ("ROCM_PATH", "HIP_PATH", "HIP_CLANG_PATH")))
-    cacheable = run is runner.capture      # fakes in tests are never cached
-    if cacheable and key in _version_cache:
-        return parse_hipcc_version(_version_cache[key])
+    if cache is not None and key in cache.versions:
+        return parse_hipcc_version(cache.versions[key])
     result = run([str(hipcc), "--version"], env=environ)
     # Without a target the Perl hipcc also asks rocm_agent_enumerator, which prints a
     # traceback on a GPU-less host: keep only the version lines.
     text = "\n".join(line for line in result.output.splitlines() if "version" in line.lower())
-    if cacheable:
-        _version_cache[key] = text
+    if cache is not None:
+        cache.versions[key] = text
     return parse_hipcc_version(text)
 
 
-def _probe(hipcc: str, arch: str, env: Mapping[str, str], run: Run, workdir: Path | None,
+def _probe(hipcc: str, arch: str, env: Mapping[str, str], run: proc.Run, workdir: Path | None,
            clang: bool = False) -> tuple[bool, str]:
     with tempfile.TemporaryDirectory(prefix="rocmbuild-probe-", dir=workdir) as scratch:
         source = Path(scratch) / "probe.hip"
@@ -167,9 +174,10 @@ def check_arch_supported(
     hipcc: Path | str,
     archs: Sequence[str],
     env: Mapping[str, str] | None = None,
-    run: Run = runner.capture,
+    run: proc.Run = proc.capture,
     workdir: Path | None = None,
     compiler: HipCompiler | None = None,
+    cache: ProbeCache | None = None,
 ) -> list[Check]:
     """Probe-compile an empty kernel for each arch; a rejection is ``unsupported_arch``.
 
@@ -179,18 +187,17 @@ def check_arch_supported(
     clang = compiler is not None and compiler.is_clang
     hipcc = compiler.path if compiler is not None and clang else str(hipcc)
     environ = dict(os.environ if env is None else env)
-    version = hipcc_version(hipcc, environ, run)
+    version = hipcc_version(hipcc, environ, run, cache)
     compiler_text = version.describe(hipcc, "HIP compiler" if clang else "hipcc")
     checks = []
     for arch in archs:
         key = (os.path.realpath(hipcc), version.raw, arch, environ.get("HIP_DEVICE_LIB_PATH", ""))
-        cacheable = run is runner.capture
-        if cacheable and key in _probe_cache:
-            accepted, message = _probe_cache[key]
+        if cache is not None and key in cache.probes:
+            accepted, message = cache.probes[key]
         else:
             accepted, message = _probe(hipcc, arch, environ, run, workdir, clang=clang)
-            if cacheable:
-                _probe_cache[key] = (accepted, message)
+            if cache is not None:
+                cache.probes[key] = (accepted, message)
         name = f"arch {arch}"
         if accepted:
             checks.append(Check(name, OK, f"{compiler_text} compiles for {arch}"))
@@ -251,7 +258,7 @@ def _multiarch() -> str:
 
 
 def check_hip_compiler(compiler: HipCompiler, env: Mapping[str, str] | None = None,
-                       run: Run = runner.capture) -> Check:
+                       run: proc.Run = proc.capture) -> Check:
     """A clang named as the HIP compiler (HIPCXX / --hip-compiler) runs and says what it is."""
     name = "HIP compiler"
     environ = dict(os.environ if env is None else env)
@@ -271,7 +278,7 @@ _NVCC = re.compile(r"nvcc|NVIDIA|Cuda compilation tools")
 
 
 def check_hipcc_is_amd(
-    hipcc: Path | str | None, env: Mapping[str, str] | None = None, run: Run = runner.capture
+    hipcc: Path | str | None, env: Mapping[str, str] | None = None, run: proc.Run = proc.capture
 ) -> Check:
     """hipcc must target AMD: on a host with CUDA it silently becomes nvcc without HIP_PLATFORM=amd."""
     name = "hipcc platform"
@@ -334,7 +341,7 @@ def check_rocm_root(rocm: RocmLike | None) -> Check:
     return Check(name, OK, detail)
 
 
-def _ldconfig_paths(run: Run) -> dict[str, str]:
+def _ldconfig_paths(run: proc.Run) -> dict[str, str]:
     """soname -> path from ``ldconfig -p`` (64-bit entries); empty when ldconfig is unavailable."""
     result = run(["ldconfig", "-p"])
     if result.missing or not result.ok:
@@ -348,7 +355,7 @@ def _ldconfig_paths(run: Run) -> dict[str, str]:
 
 
 def check_libraries(names: Sequence[str], lib_dirs: Sequence[Path | str],
-                    run: Run = runner.capture) -> list[Check]:
+                    run: proc.Run = proc.capture) -> list[Check]:
     """Each ``libNAME.so`` (the unversioned link-time name) in a lib dir or known to ldconfig."""
     if not names:
         return []
@@ -461,7 +468,7 @@ def _last_json(output: str) -> dict[str, object] | None:
 
 
 def check_python_modules(python: Path | str, modules: Sequence[str], env: Mapping[str, str] | None = None,
-                         run: Run = runner.capture) -> Check:
+                         run: proc.Run = proc.capture) -> Check:
     """All ``modules`` importable by ``python`` (one subprocess, find_spec only: nothing is imported)."""
     name = "python modules"
     if not modules:
@@ -482,7 +489,7 @@ def check_python_modules(python: Path | str, modules: Sequence[str], env: Mappin
 
 
 def check_torch_rocm(python: Path | str, env: Mapping[str, str] | None = None,
-                     run: Run = runner.capture) -> Check:
+                     run: proc.Run = proc.capture) -> Check:
     """A ROCm build of torch is importable (vLLM and other extensions build against it)."""
     name = "torch (ROCm)"
     result = run([str(python), "-c", _TORCH_INFO], env=dict(os.environ if env is None else env))

@@ -13,16 +13,14 @@ query parameters) are redacted before anything is recorded.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from rocmbuild import runner
+from rocmbuild import proc
 from rocmbuild.redact import redact_text
-
-Run = Callable[..., runner.CommandResult]
 
 MAX_URLS = 500   # a build that downloads more than this is summarised, not listed in full
 
@@ -85,14 +83,14 @@ print(json.dumps(out))
 """
 
 
-def _first_line(result: runner.CommandResult) -> str | None:
+def _first_line(result: proc.CommandResult) -> str | None:
     if result.missing or not result.ok:
         return None
     lines = [line.strip() for line in result.output.splitlines() if line.strip()]
     return lines[0] if lines else None
 
 
-def _version_lines(result: runner.CommandResult) -> str | None:
+def _version_lines(result: proc.CommandResult) -> str | None:
     """The lines that say "version" (hipcc prints HIP's and clang's, after whatever its helpers print)."""
     if result.missing:
         return None
@@ -101,7 +99,7 @@ def _version_lines(result: runner.CommandResult) -> str | None:
 
 
 def tool_versions(*, python: str, env: Mapping[str, str], rocm_version: str | None, hip_compiler: str | None,
-                  run: Run = runner.capture) -> dict[str, str | None]:
+                  run: proc.Run = proc.capture) -> dict[str, str | None]:
     """The versions of what the build runs, with the build's environment (its PATH, its interpreter)."""
     environ = dict(env)
     versions: dict[str, str | None] = {"rocm": rocm_version}
@@ -121,7 +119,7 @@ def tool_versions(*, python: str, env: Mapping[str, str], rocm_version: str | No
     return versions
 
 
-def git_state(source: Path, env: Mapping[str, str], run: Run = runner.capture) -> dict[str, Any]:
+def git_state(source: Path, env: Mapping[str, str], run: proc.Run = proc.capture) -> dict[str, Any]:
     """The source tree's commit and its submodules' SHAs (empty outside a git tree)."""
     if not (source / ".git").exists():
         return {}
@@ -132,7 +130,7 @@ def git_state(source: Path, env: Mapping[str, str], run: Run = runner.capture) -
 
 
 def collect(*, source: Path, log: Path, python: str, env: Mapping[str, str], rocm_version: str | None,
-            hip_compiler: str | None, run: Run = runner.capture) -> dict[str, Any]:
+            hip_compiler: str | None, run: proc.Run = proc.capture) -> dict[str, Any]:
     """``attempts[].provenance``: {"tools": {...}, "commit", "submodules": {...}, "downloads": [...]}."""
     state = git_state(source, env, run)
     return {

@@ -21,13 +21,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
+from rocmbuild import proc
 from rocmbuild.arch import Detection, detect_local_archs
 from rocmbuild.catalogue import REMEDY_NAMES
 from rocmbuild.environment import EnvChange, split_path
 from rocmbuild.host import loader_default_dirs
 from rocmbuild.libraries import library_base, library_package_hint
 from rocmbuild.plan import BuildPlan
-from rocmbuild.runner import CommandResult, capture
+from rocmbuild.proc import capture
 from rocmbuild.safedelete import remove_paths
 
 
@@ -53,7 +54,7 @@ class RemedyResult:
 class RemedyContext:
     """What remedies may use from the outside world (replaceable in tests)."""
 
-    run: Callable[..., CommandResult] = capture
+    run: proc.Run = capture
     extra_library_dirs: tuple[Path, ...] = ()
     cache_in_use: bool = False
     # Local GPU detection (narrow_archs); the session passes Services.detect_arch.
@@ -107,7 +108,7 @@ def safe_remove(source: Path, patterns: Sequence[str]) -> tuple[list[str], list[
 
 # --- library search ---------------------------------------------------------
 
-def _pip_rocm_dirs(plan: BuildPlan, run: Callable[..., CommandResult]) -> list[Path]:
+def _pip_rocm_dirs(plan: BuildPlan, run: proc.Run) -> list[Path]:
     """Library dirs of pip-installed ROCm (rocm-sdk wheels) and torch's bundled ROCm libs."""
     probe = run(
         [plan.python, "-c", "import site,sys; print('\\n'.join(site.getsitepackages()+[site.getusersitepackages()]))"],
@@ -125,7 +126,7 @@ def _pip_rocm_dirs(plan: BuildPlan, run: Callable[..., CommandResult]) -> list[P
     return dirs
 
 
-def _ldconfig_dirs(filename: str, run: Callable[..., CommandResult]) -> list[Path]:
+def _ldconfig_dirs(filename: str, run: proc.Run) -> list[Path]:
     result = run(["ldconfig", "-p"])
     if not result.ok:
         result = run(["/sbin/ldconfig", "-p"])

@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 import re
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocmbuild import runner
+from rocmbuild import proc
 from rocmbuild.errors import UsageError
 from rocmbuild.plan import BuildPlan
 
@@ -96,7 +96,7 @@ def _tail(output: str, lines: int = 6) -> str:
 
 
 def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, install: bool,
-            run: Callable[..., runner.CommandResult] = runner.capture) -> list[Provided]:
+            run: proc.Run = proc.capture) -> list[Provided]:
     """Resolve (plan) or install (build) each required recipe's packages into ``plan.python``."""
     source_args = pip_source_args(requires_from)
     provided: list[Provided] = []
@@ -146,7 +146,7 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
     return provided
 
 
-def _installed_hip(plan: BuildPlan, run: Callable[..., runner.CommandResult]) -> str | None:
+def _installed_hip(plan: BuildPlan, run: proc.Run) -> str | None:
     """``torch.version.hip`` of the torch now installed for the build's interpreter."""
     code = "import json, torch; print(json.dumps(getattr(torch.version, 'hip', None)))"
     result = run([plan.python, "-c", code], env=plan.env)
@@ -163,7 +163,7 @@ def _installed_hip(plan: BuildPlan, run: Callable[..., runner.CommandResult]) ->
 
 
 def satisfy(missing: Sequence[Any], plans: Sequence[BuildPlan], requires_from: str, install: bool,
-            run: Callable[..., runner.CommandResult] = runner.capture) -> list[Provided]:
+            run: proc.Run = proc.capture) -> list[Provided]:
     """Every missing ``requires`` (planning.MissingRequire) from --requires-from, recipe by recipe."""
     provided: list[Provided] = []
     for plan in plans:

@@ -4,18 +4,17 @@ Owns collecting, once at the start of a run, the facts ``report --diff`` compare
 failing run and the last good one: ROCm root and version, the HIP compiler (path and its
 ``--version`` first line), tool versions (cmake, ninja, and setuptools, pip, torch in the build's
 interpreter), the source revision and submodule SHAs.  Each probe is a short command through
-``runner.capture``; a missing tool is recorded as ``null``, never an error.
+``proc.capture``; a missing tool is recorded as ``null``, never an error.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rocmbuild import runner
+from rocmbuild import proc
 
 FACTS_FILE = "facts.json"
 _PY_VERSIONS = ("import importlib.metadata as m, json, sys\n"
@@ -26,14 +25,14 @@ _PY_VERSIONS = ("import importlib.metadata as m, json, sys\n"
                 "print(json.dumps(out))")
 
 
-def _first_line(result: runner.CommandResult) -> str | None:
+def _first_line(result: proc.CommandResult) -> str | None:
     if not result.ok:
         return None
     lines = [line.strip() for line in result.output.splitlines() if line.strip()]
     return lines[0] if lines else None
 
 
-def collect_facts(plan: Any, run: Callable[..., runner.CommandResult] = runner.capture) -> dict[str, Any]:
+def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
     env = plan.env
     tools: dict[str, str | None] = {"cmake": _first_line(run(["cmake", "--version"], env=env, timeout=10)),
                                     "ninja": _first_line(run(["ninja", "--version"], env=env, timeout=10))}
@@ -62,7 +61,7 @@ def collect_facts(plan: Any, run: Callable[..., runner.CommandResult] = runner.c
     }
 
 
-def save_facts(run_dir: Path, plan: Any, run: Callable[..., runner.CommandResult] = runner.capture) -> None:
+def save_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> None:
     from rocmbuild.records import write_private
     from rocmbuild.redact import redact
 

@@ -1,8 +1,9 @@
-"""The only module that starts processes.
+"""The PTY attempt engine: runs a build step's shell command and relays its output.
 
 Build steps run under a pseudo-terminal (pexpect) so that tools keep
 line-buffered, coloured, terminal-shaped output; short helper commands
-(version probes, ldconfig, git, pip) go through :func:`capture`.
+(version probes, ldconfig, git, pip) go through :func:`rocmbuild.proc.capture`,
+and the bookkeeping of a step's process tree lives in :mod:`rocmbuild.proctree`.
 
 Decisions, and why:
 
@@ -52,16 +53,13 @@ Decisions, and why:
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import errno
 import os
 import select
 import signal
-import subprocess
-import sys
 import termios
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,7 +69,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pexpect
 import psutil
 
-from rocmbuild import containment
+from rocmbuild import containment, proctree
 from rocmbuild.errors import DiskFullError
 from rocmbuild.watcher import Progress, Watcher
 
@@ -88,45 +86,6 @@ TRACK_EVERY = 0.5  # how often the process tree is snapshot
 QUIET_AFTER_EXIT = 0.2  # output drained this long after the step exited while a daemon holds the PTY
 HEADER = "==> rocmbuild step {name}: {command}\n"
 NOTE = "==> rocmbuild: "
-_PR_SET_CHILD_SUBREAPER = 36
-_PR_GET_CHILD_SUBREAPER = 37
-
-
-@dataclass(frozen=True)
-class CommandResult:
-    """What a short helper command did; ``missing`` when the program is not installed."""
-
-    returncode: int | None
-    output: str
-    missing: bool = False
-
-    @property
-    def ok(self) -> bool:
-        return self.returncode == 0
-
-
-def capture(
-    argv: Sequence[str],
-    *,
-    env: Mapping[str, str] | None = None,
-    cwd: Path | None = None,
-    timeout: float = 60,
-) -> CommandResult:
-    """Run a short command, stdout and stderr merged; never raises for a missing program."""
-    try:
-        proc = subprocess.run(
-            list(argv), env=dict(env) if env is not None else None, cwd=cwd,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            timeout=timeout, check=False,
-        )
-    except FileNotFoundError:
-        return CommandResult(None, f"{argv[0]}: not found", missing=True)
-    except PermissionError as exc:
-        return CommandResult(None, f"{argv[0]}: {exc.strerror}", missing=True)
-    except subprocess.TimeoutExpired as exc:
-        out = exc.output.decode("utf-8", "replace") if isinstance(exc.output, bytes) else ""
-        return CommandResult(None, out + f"\n{argv[0]}: timed out after {timeout:g}s")
-    return CommandResult(proc.returncode, proc.stdout.decode("utf-8", "replace"))
 
 
 # -- values --------------------------------------------------------------------------------------
@@ -257,27 +216,6 @@ def _exec_child(argv: list[str], env: dict[str, str], cgroup_procs: str | None) 
     os._exit(127)
 
 
-@contextlib.contextmanager
-def _subreaper() -> Iterator[None]:
-    """Orphans of the build are re-parented to us (not init) while this is active (Linux)."""
-    libc: Any = None
-    previous = ctypes.c_int(1)
-    if sys.platform.startswith("linux"):
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            if libc.prctl(_PR_GET_CHILD_SUBREAPER, ctypes.byref(previous), 0, 0, 0) != 0:
-                libc = None
-            elif not previous.value:
-                libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-        except (OSError, AttributeError):
-            libc = None
-    try:
-        yield
-    finally:
-        if libc is not None and not previous.value:
-            libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
-
-
 class _Sink:
     """Where output goes: the raw log, the display and the watcher, in that order."""
 
@@ -361,7 +299,7 @@ def run_attempt(
     group = containment.AttemptGroup.create(tree or cwd)
     watchdog = containment.Watchdog(group)
     try:
-        with _subreaper():
+        with proctree.subreaper():
             for step in steps:
                 if display is not None:
                     display.step(step.name)
@@ -377,7 +315,7 @@ def run_attempt(
                     sink.note(f"processes still in {group.path} after SIGKILL: {group.pids()}")
             group.remove()
         watchdog.close()
-        _reap_orphans()
+        proctree.reap_orphans()
         if not sink.at_line_start:
             sink.emit(b"\n")  # the log (and the watcher) end on a line boundary; the next header starts fresh
         sink.close()
@@ -422,7 +360,7 @@ class _StepRun:
     interrupted: Callable[[], bool]
     group: containment.AttemptGroup | None = None
     watchdog: containment.Watchdog | None = None
-    tree: _Tree | None = field(default=None, init=False)
+    tree: proctree.Tree | None = field(default=None, init=False)
 
     def _limit_reached(self, now: float, last_output: float) -> str | None:
         if self.interrupted():
@@ -462,7 +400,7 @@ class _StepRun:
         child.ptyproc.delayafterclose = 0  # the child is dead by the time we close
         if self.group is None and self.watchdog is not None:
             self.watchdog.watch_session(child.pid)  # without a cgroup, the watchdog ends this session
-        self.tree = _Tree(child.pid, self.group)
+        self.tree = proctree.Tree(child.pid, self.group)
         try:
             return self._watch(child)
         except BaseException as exc:  # a failing hook, a KeyboardInterrupt: never leave the build running
@@ -566,7 +504,7 @@ class _StepRun:
                 sink.note(
                     f"step {self.step.name} exited leaving {len(leftovers)} process(es) running;"
                     " stopping them:",
-                    *(f"  {_describe_short(p)}" for p in leftovers),
+                    *(f"  {proctree.describe_short(p)}" for p in leftovers),
                 )
                 self._stop(child, fd, None)
         if child.isalive():  # only if SIGKILL did not work (uninterruptible sleep)
@@ -598,20 +536,20 @@ class _StepRun:
             deadline = time.monotonic() + grace
             while True:
                 self._drain(fd)
-                alive = [p for p in procs if _alive(p)]
+                alive = [p for p in procs if proctree.alive(p)]
                 if not alive and not child.isalive() and not (self.group is not None and self.group.pids()):
                     break
                 if time.monotonic() >= deadline:
                     break
                 time.sleep(0.02)
             if sig != signal.SIGINT and why is not None:
-                names = ", ".join(_describe_short(p) for p in procs if _alive(p))
+                names = ", ".join(proctree.describe_short(p) for p in procs if proctree.alive(p))
                 still = f"; still running: {names}" if names else ""
                 self.sink.note(f"sent {signal.Signals(sig).name}{still}")
         self._drain(fd)
-        left = [p for p in tree.collect() if _alive(p)]
+        left = [p for p in tree.collect() if proctree.alive(p)]
         if left:
-            self.sink.note("still alive after SIGKILL: " + ", ".join(_describe_short(p) for p in left))
+            self.sink.note("still alive after SIGKILL: " + ", ".join(proctree.describe_short(p) for p in left))
 
     def _drain(self, fd: int) -> None:
         with contextlib.suppress(OSError):
@@ -643,135 +581,3 @@ def _read_batch(fd: int) -> tuple[bytes, bool]:
     if len(chunks) == 1:
         return chunks[0], eof
     return b"".join(chunks), eof
-
-
-# -- the process tree ----------------------------------------------------------------------------
-
-
-def _alive(p: psutil.Process) -> bool:
-    """Running and not a zombie; reaps it when it is an orphan re-parented to us."""
-    try:
-        if p.ppid() == os.getpid():
-            with contextlib.suppress(ChildProcessError):
-                if os.waitpid(p.pid, os.WNOHANG)[0] == p.pid:
-                    return False
-        return p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-    except psutil.Error:
-        return False
-
-
-def _reap_orphans() -> None:
-    """Reap zombie children: orphans of the build re-parented to us (subreaper) that died.
-
-    Unreaped, they would pass to init when rocmbuild exits -- and an init that does not reap
-    (a container's first process often does not) keeps them for good.  Every process of ours is
-    finished by now (the steps, the helper commands); a Popen whose child is reaped here still
-    polls fine (ECHILD counts as exited).
-    """
-    with contextlib.suppress(psutil.Error):
-        for child in psutil.Process().children():
-            with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
-                if child.status() == psutil.STATUS_ZOMBIE:
-                    os.waitpid(child.pid, os.WNOHANG)
-
-
-def _describe_short(p: psutil.Process) -> str:
-    try:
-        cmd = " ".join(p.cmdline()) or p.name()
-    except psutil.Error:
-        cmd = "?"
-    return f"{p.pid} {cmd[:120]}"
-
-
-class _Tree:
-    """Every process seen below a step (and in its session), kept so they can all be stopped."""
-
-    def __init__(self, root: int, group: containment.AttemptGroup | None = None) -> None:
-        self.root = root
-        self.group = group
-        self.me = psutil.Process()
-        self.known: dict[int, psutil.Process] = {}
-        try:
-            self.root_proc: psutil.Process | None = psutil.Process(root)
-            self.root_proc.cpu_percent(None)
-        except psutil.Error:
-            self.root_proc = None
-        # Our children from before the step (none, in rocmbuild) are not the step's.
-        self.ignore = {c.pid for c in self.me.children()} - {root}
-
-    def snapshot(self) -> None:
-        """Remember every current descendant (of the step, and orphans re-parented to us)."""
-        try:
-            found = self.me.children(recursive=True)
-        except psutil.Error:
-            return
-        if self.ignore:
-            found = self._without_ignored(found)
-        for p in found:
-            if p.pid == self.root:
-                continue
-            old = self.known.get(p.pid)
-            if old is None or old != p:  # new, or the pid was reused
-                self.known[p.pid] = p
-                with contextlib.suppress(psutil.Error):
-                    p.cpu_percent(None)  # primes CPU% for a stall snapshot
-
-    def _without_ignored(self, procs: list[psutil.Process]) -> list[psutil.Process]:
-        parent: dict[int, int] = {}
-        for p in procs:
-            with contextlib.suppress(psutil.Error):
-                parent[p.pid] = p.ppid()
-        kept = []
-        for p in procs:
-            pid = p.pid
-            while pid in parent and pid not in self.ignore:
-                pid = parent[pid]
-            if pid not in self.ignore:
-                kept.append(p)
-        return kept
-
-    def collect(self) -> list[psutil.Process]:
-        """Live processes to stop: known descendants, fresh ones, and members of the step's session."""
-        self.snapshot()
-        for pid in psutil.pids():
-            if pid in self.known or pid == self.root:
-                continue
-            try:
-                if os.getsid(pid) == self.root:
-                    self.known[pid] = psutil.Process(pid)
-            except (OSError, psutil.Error):
-                continue
-        for pid in self.group.pids() if self.group is not None else ():  # whatever escaped the tree
-            if pid != self.root and pid not in self.known:
-                with contextlib.suppress(psutil.Error):
-                    self.known[pid] = psutil.Process(pid)
-        return [p for p in self.known.values() if _alive(p)]
-
-    def leftovers(self) -> list[psutil.Process]:
-        return self.collect()
-
-    def describe(self) -> list[str]:
-        """A process table (pid, ppid, CPU% since the last snapshot, RSS, command) for the log."""
-        procs = ([self.root_proc] if self.root_proc is not None else []) + [
-            p for p in self.known.values() if _alive(p)
-        ]
-        rows = [f"  {'PID':>7} {'PPID':>7} {'CPU%':>6} {'RSS':>9}  COMMAND"]
-        for p in procs:
-            try:
-                with p.oneshot():
-                    cpu = p.cpu_percent(None)
-                    rss = p.memory_info().rss
-                    ppid = p.ppid()
-                    cmd = " ".join(p.cmdline()) or p.name()
-            except psutil.Error:
-                continue
-            rows.append(f"  {p.pid:>7} {ppid:>7} {cpu:>6.1f} {_size(rss):>9}  {cmd[:200]}")
-        return rows
-
-
-def _size(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f}{unit}" if unit == "B" else f"{n:.1f}{unit}"
-        n /= 1024
-    return f"{n:.1f}GiB"

@@ -30,7 +30,7 @@ from rocmbuild.options import BuildOptions
 from rocmbuild.plan import BuildPlan
 from rocmbuild.records import RunRecorder
 from rocmbuild.remedies import REMEDIES, RemedyContext, RemedyResult
-from rocmbuild.services import Services, Streams
+from rocmbuild.services import Services, Streams, pause
 
 # Besides every non-retryable failure (docs/design.md: "a non-retryable one always stops it at
 # once"), failures decisive enough to stop the build the moment they are seen, even without
@@ -81,14 +81,7 @@ class BuildSession:
         left = self.budget_left()
         if left is not None:
             seconds = min(seconds, max(0.0, left))
-        end = time.monotonic() + seconds
-        while not self.interrupted():
-            remaining = end - time.monotonic()
-            if remaining <= 0:
-                break
-            self.services.sleep(min(remaining, 0.5))
-            if self.services.sleep is not time.sleep:
-                break  # a test's fake sleep returns at once: do not spin
+        pause(seconds, sleep=self.services.sleep, interrupted=self.interrupted)
 
     def _wait(self, retry_state: tenacity.RetryCallState) -> float:
         decision = self.state.last_decision

@@ -13,13 +13,11 @@ from __future__ import annotations
 import os
 import re
 import shlex
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rocmbuild import runner
+from rocmbuild import proc
 from rocmbuild.preflight import FAIL, OK, WARN, Check, _last_json
-
-Run = Callable[..., runner.CommandResult]
 
 WHEEL_INDEX = "https://download.pytorch.org/whl"
 
@@ -61,7 +59,7 @@ class TorchFacts:
     setuptools: str | None
 
 
-def probe(python: str, env: Mapping[str, str] | None = None, run: Run = runner.capture) -> TorchFacts | None:
+def probe(python: str, env: Mapping[str, str] | None = None, run: proc.Run = proc.capture) -> TorchFacts | None:
     """Read the facts with ``python``; None when the interpreter does not run at all."""
     result = run([python, "-c", _PROBE], env=dict(os.environ if env is None else env))
     info = _last_json(result.output)
@@ -231,7 +229,7 @@ def check_build_isolation(steps: Sequence[str]) -> Check:
 
 
 def integrity_checks(python: str, env: Mapping[str, str], *, rocm_version: str | None, archs: Sequence[str],
-                     steps: Sequence[str], prepare_installs: bool, run: Run = runner.capture) -> list[Check]:
+                     steps: Sequence[str], prepare_installs: bool, run: proc.Run = proc.capture) -> list[Check]:
     """All torch integrity checks for a torch-requiring recipe (nothing about torch when it is not importable)."""
     checks = [check_build_isolation(steps)]
     facts = probe(python, env, run)

@@ -21,7 +21,7 @@ from rocmbuild.artifacts import (
     list_code_objects,
     verify_artifacts,
 )
-from rocmbuild.runner import CommandResult
+from rocmbuild.proc import CommandResult
 
 BUILTIN_ONLY = Tools()
 

@@ -18,7 +18,7 @@ import pytest
 
 from rocmbuild import cache
 from rocmbuild.cache import CacheConfig, CacheStats, CacheTool
-from rocmbuild.runner import CommandResult
+from rocmbuild.proc import CommandResult
 
 IN_CI = bool(os.environ.get("CI"))
 HAVE_HIPCC = shutil.which("hipcc") is not None
@@ -105,7 +105,7 @@ SCCACHE_JSON_016 = (
 
 
 class FakeRun:
-    """Stands in for runner.capture: records argv/env, answers from a table."""
+    """Stands in for proc.capture: records argv/env, answers from a table."""
 
     def __init__(self, answers: Mapping[str, CommandResult] | None = None) -> None:
         self.answers = dict(answers or {})

@@ -12,7 +12,7 @@ import pytest
 
 from rocmbuild import host
 from rocmbuild.errors import ExitCode, RocmRootError
-from rocmbuild.runner import CommandResult
+from rocmbuild.proc import CommandResult
 
 GiB = 1 << 30
 
@@ -35,7 +35,7 @@ def make_opt_rocm(root: Path, version: str, *, soname: str = "6") -> Path:
 
 
 class FakeRun:
-    """Stands in for runner.capture, keyed by program name; records argv and env."""
+    """Stands in for proc.capture, keyed by program name; records argv and env."""
 
     def __init__(self, outputs: Mapping[str, CommandResult] | None = None) -> None:
         self.outputs = dict(outputs or {})

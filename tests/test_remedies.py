@@ -8,6 +8,7 @@ from pathlib import Path
 
 from planfactory import make_plan
 
+from rocmbuild.proc import CommandResult
 from rocmbuild.remedies import (
     RemedyContext,
     add_library_paths,
@@ -18,7 +19,6 @@ from rocmbuild.remedies import (
     safe_remove,
     uninstall_packages,
 )
-from rocmbuild.runner import CommandResult
 
 
 @dataclass(frozen=True)
