@@ -24,9 +24,8 @@ from pathlib import Path
 from typing import Any
 
 import filelock
-import platformdirs
 
-from rocmbuild import __version__, containment, runner
+from rocmbuild import __version__, containment, paths, runner
 from rocmbuild import host as hostmod
 from rocmbuild.catalogue import Catalogue, load_catalogue
 from rocmbuild.checklist import render_checks
@@ -147,7 +146,7 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
 
 def _lock_for(source: Path) -> tuple[filelock.FileLock, Path]:
     digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
-    directory = Path(platformdirs.user_state_dir("rocmbuild")) / "locks"
+    directory = paths.state_dir("locks")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -173,8 +172,9 @@ def _outcome_of(exc: BaseException) -> tuple[str, int]:
 def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
     from rocmbuild.checklist import plan_checks
 
-    facts = hostmod.gather_host(options.rocm_path, plan.caller_env, run=services.run)
-    return plan_checks(plan, facts.mem_available, run=services.run, probes=services.probes)
+    # Measured now, not at planning: `rocmbuild torch vllm` preflights vllm with what torch left free.
+    mem_available, _reason = hostmod.memory_available()
+    return plan_checks(plan, mem_available, run=services.run, probes=services.probes)
 
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:

@@ -33,9 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import platformdirs
-
-from rocmbuild import proc
+from rocmbuild import paths, proc
 
 REMOTE_ENV = "ROCMBUILD_CACHE_REMOTE"
 """Environment twin of ``--cache-remote URL``."""
@@ -130,7 +128,7 @@ def detect_cache(environ: Mapping[str, str], run: Run = proc.capture) -> CacheTo
 
 def default_cache_dir() -> Path:
     """platformdirs' user cache dir / ccache: outside every source tree, so clean_build keeps it."""
-    return Path(platformdirs.user_cache_dir("rocmbuild")) / "ccache"
+    return paths.cache_dir("ccache")
 
 
 @dataclass(frozen=True)
@@ -262,7 +260,7 @@ def wrapper_bin(wrapper_dir: Path) -> Path:
 def default_wrapper_dir(real_clang_dir: Path, tool: CacheTool) -> Path:
     """One wrapper dir per (toolchain, cache tool), in rocmbuild's user cache dir."""
     key = hashlib.sha256(f"{real_clang_dir.resolve()}\0{tool.path}".encode()).hexdigest()[:12]
-    return Path(platformdirs.user_cache_dir("rocmbuild")) / "hip-clang-wrappers" / key
+    return paths.cache_dir("hip-clang-wrappers", key)
 
 
 def wrapped_real_dir(path: Path) -> Path | None:

@@ -51,8 +51,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
+from rocmbuild import paths
 from rocmbuild.errors import CatalogueError
 from rocmbuild.patterns import Searchable, compile_user_pattern
 
@@ -212,7 +211,7 @@ def bundled_path() -> Path:
 
 def user_signature_dir() -> Path:
     """``$XDG_CONFIG_HOME/rocmbuild/signatures`` (platformdirs honours XDG_CONFIG_HOME)."""
-    return Path(platformdirs.user_config_dir("rocmbuild")) / "signatures"
+    return paths.config_dir("signatures")
 
 
 def user_signature_files() -> list[Path]:

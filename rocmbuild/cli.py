@@ -19,9 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-import platformdirs
 
-from rocmbuild import __version__
+from rocmbuild import __version__, paths
 from rocmbuild.console import guard_console
 from rocmbuild.errors import ExitCode, RocmbuildError, UsageError
 from rocmbuild.options import (
@@ -339,7 +338,7 @@ def signatures_check(file: str | None) -> None:
 
 
 def _crash_log(exc: BaseException) -> Path:
-    directory = Path(platformdirs.user_state_dir("rocmbuild")) / "crashes"
+    directory = paths.state_dir("crashes")
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"crash-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     path.write_text(f"rocmbuild {__version__}\nargv: {sys.argv}\n\n" + "".join(

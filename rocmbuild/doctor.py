@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -20,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rocmbuild import arch as archmod
-from rocmbuild import hipcompiler, preflight, proc
+from rocmbuild import hipcompiler, ldcache, preflight, proc
 from rocmbuild import host as hostmod
 from rocmbuild.checklist import RocmFacts, find_hipcc, toolchain_checks
 from rocmbuild.environment import choose_jobs
@@ -64,8 +63,7 @@ def loader_config(run: proc.Run, conf_dir: Path = Path("/etc/ld.so.conf.d")) -> 
             rocm_lines = [ln for ln in lines if "rocm" in ln.lower() or "rocm" in conf.name.lower()]
             if rocm_lines:
                 files[str(conf)] = rocm_lines
-    result = run(["ldconfig", "-p"])
-    amdhip = [ln.strip() for ln in result.output.splitlines() if re.search(r"libamdhip64\.so", ln)]
+    amdhip = [entry.line for entry in ldcache.lookup(run) if entry.soname.startswith("libamdhip64.so")]
     return {"files": files, "ldconfig_amdhip64": amdhip}
 
 

@@ -20,9 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
-from rocmbuild import proc
+from rocmbuild import paths, proc
 from rocmbuild.plan import BuildPlan
 
 # Variables that change what a build produces (not how fast): compilers, flags, CMake's inputs.
@@ -139,7 +137,7 @@ def compute(plan: BuildPlan, run: proc.Run = proc.capture) -> Fingerprint:
 
 
 def store_dir() -> Path:
-    return Path(platformdirs.user_state_dir("rocmbuild")) / "fingerprints"
+    return paths.state_dir("fingerprints")
 
 
 def store_path(source: Path) -> Path:

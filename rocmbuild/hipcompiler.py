@@ -25,8 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-import platformdirs
-
+from rocmbuild import paths
 from rocmbuild.errors import UsageError
 
 # LLVM 16 is the first upstream clang that knows gfx942 (docs/rocm-facts.md, Architectures).
@@ -116,7 +115,7 @@ def built_device_libs(llvm_bin: str | None = None) -> Path | None:
     """The device-library dir ``make toolchain`` builds (Debian's bitcode plus gfx942's ISA
     version file) under the user cache dir, when it exists: offered in advice, never used
     unasked."""
-    root = Path(platformdirs.user_cache_dir("rocmbuild")) / "device-libs"
+    root = paths.cache_dir("device-libs")
     if llvm_bin:
         m = re.search(r"llvm-(\d+)", llvm_bin)
         if m and (root / f"llvm-{m.group(1)}").is_dir():

@@ -26,7 +26,6 @@ import sysconfig
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -514,13 +513,6 @@ class HostFacts:
     python: str
 
 
-_CACHE: dict[tuple[Any, ...], HostFacts] = {}
-
-
-def clear_host_cache() -> None:
-    _CACHE.clear()
-
-
 def gather_host(
     rocm_path: str | None,
     environ: Mapping[str, str],
@@ -531,20 +523,14 @@ def gather_host(
     proc_cgroup: Path = PROC_CGROUP,
     meminfo: Path = MEMINFO,
     python: str = sys.executable,
-    use_cache: bool = True,
 ) -> HostFacts:
-    """All host facts, computed once per distinct input (``use_cache=False`` or
-    ``clear_host_cache()`` to recompute).  Raises RocmRootError for a bad explicit root."""
-    key = (rocm_path, environ.get("ROCM_PATH", ""), fs_root, run, cgroup_root, proc_cgroup, meminfo, python)
-    if use_cache and key in _CACHE:
-        return _CACHE[key]
+    """All host facts, measured now: no cache, so the caller decides when (planning gathers them once
+    for all recipes; each recipe's preflight measures memory again).  Raises RocmRootError for a bad
+    explicit root."""
     rocm = discover_rocm(rocm_path, environ, fs_root=fs_root, run=run)
     cpus, cpus_reason = cpu_count(cgroup_root=cgroup_root, proc_cgroup=proc_cgroup)
     mem, mem_reason = memory_available(meminfo=meminfo, cgroup_root=cgroup_root, proc_cgroup=proc_cgroup)
-    facts = HostFacts(rocm, cpus, cpus_reason, mem, mem_reason, python)
-    if use_cache:
-        _CACHE[key] = facts
-    return facts
+    return HostFacts(rocm, cpus, cpus_reason, mem, mem_reason, python)
 
 
 # ---------------------------------------------------------------- the loader's own directories

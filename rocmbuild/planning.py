@@ -18,10 +18,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
 from rocmbuild import arch as archmod
-from rocmbuild import hipcompiler
+from rocmbuild import hipcompiler, paths
 from rocmbuild import host as hostmod
 from rocmbuild.environment import EnvChange, RocmDirs, apply_changes, base_changes, choose_jobs, split_path
 from rocmbuild.errors import SourceError, UsageError
@@ -32,7 +30,7 @@ from rocmbuild.services import Services
 
 
 def workspace_root() -> Path:
-    return Path(platformdirs.user_cache_dir("rocmbuild")) / "src"
+    return paths.cache_dir("src")
 
 
 def _resolve_arch(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from rocmbuild import proc
+from rocmbuild import ldcache, proc
 from rocmbuild.hipcompiler import MIN_LLVM_FOR_GFX942, HipCompiler, built_device_libs, device_lib_path, newer_clangs
 from rocmbuild.libraries import library_package_hint
 
@@ -343,14 +343,10 @@ def check_rocm_root(rocm: RocmLike | None) -> Check:
 
 def _ldconfig_paths(run: proc.Run) -> dict[str, str]:
     """soname -> path from ``ldconfig -p`` (64-bit entries); empty when ldconfig is unavailable."""
-    result = run(["ldconfig", "-p"])
-    if result.missing or not result.ok:
-        result = run(["/sbin/ldconfig", "-p"])
-    entries = re.findall(r"^\s*(\S+)\s+\(([^)]*)\)\s+=>\s+(\S+)", result.output, re.M)
     found: dict[str, str] = {}
     # 64-bit entries ("libc6,x86-64", "libc6,AArch64") first, then the rest.
-    for soname, _flags, path in sorted(entries, key=lambda e: "64" not in e[1]):
-        found.setdefault(soname, path)
+    for entry in sorted(ldcache.lookup(run), key=lambda e: not e.is_64bit):
+        found.setdefault(entry.soname, entry.path)
     return found
 
 

@@ -17,8 +17,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-import platformdirs
-
+from rocmbuild import paths
 from rocmbuild.errors import RecipeError
 
 
@@ -281,7 +280,7 @@ def bundled_recipe_dir() -> Path:
 
 
 def user_recipe_dir() -> Path:
-    return Path(platformdirs.user_config_dir("rocmbuild")) / "recipes"
+    return paths.config_dir("recipes")
 
 
 def available_recipes() -> dict[str, Path]:

@@ -20,9 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-import platformdirs
 import structlog
 
+from rocmbuild import paths
 from rocmbuild.errors import UsageError
 from rocmbuild.redact import redact, redact_value, secret_name
 
@@ -32,7 +32,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def runs_root() -> Path:
-    return Path(platformdirs.user_state_dir("rocmbuild")) / "runs"
+    return paths.state_dir("runs")
 
 
 def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path:

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from rocmbuild import proc
+from rocmbuild import ldcache, proc
 from rocmbuild.arch import Detection, detect_local_archs
 from rocmbuild.catalogue import REMEDY_NAMES
 from rocmbuild.environment import EnvChange, split_path
@@ -127,15 +127,7 @@ def _pip_rocm_dirs(plan: BuildPlan, run: proc.Run) -> list[Path]:
 
 
 def _ldconfig_dirs(filename: str, run: proc.Run) -> list[Path]:
-    result = run(["ldconfig", "-p"])
-    if not result.ok:
-        result = run(["/sbin/ldconfig", "-p"])
-    dirs = []
-    for line in result.output.splitlines():
-        lhs, _, rhs = line.partition("=>")
-        if lhs.strip().split(" ")[0] == filename and rhs.strip():
-            dirs.append(Path(rhs.strip()).parent)
-    return dirs
+    return [Path(entry.path).parent for entry in ldcache.lookup(run) if entry.soname == filename]
 
 
 def _search_tree(source: Path, filename: str, max_depth: int = 6) -> list[Path]:
