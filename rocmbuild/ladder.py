@@ -43,6 +43,13 @@ COMPILE_CATEGORIES = frozenset({
 })
 
 
+def backoff_s(wait_number: int, base_s: float, jitter: float) -> float:
+    """Seconds before the ``wait_number``-th wait_and_retry (1, 2, ...): ``base_s`` doubled each time,
+    capped at 16x, plus ``jitter`` (0..1) times ``base_s / 2`` so that parallel runs do not retry in step."""
+    exponential = base_s * 2 ** (max(1, wait_number) - 1)
+    return max(0.0, min(exponential + jitter * base_s / 2, base_s * 16))
+
+
 def compiled_anything(step: str | None, progress_done: int | None, progress_percent: int | None,
                       category: str) -> bool:
     """Whether the failed attempt got as far as compiling (decides if compile remedies can matter).

@@ -1,8 +1,8 @@
 """The outside world as values: where output goes, and the effects tests replace.
 
 ``Streams`` says where --json objects and human text go; ``Services`` holds
-the sleep, the helper-command runner, GPU detection and the cache of the HIP
-compiler's answers, so that tests can replace each without patching modules;
+the sleep, the helper-command runner, the attempt runner (the PTY engine), GPU
+detection and the cache of the HIP compiler's answers, so that tests can replace each without patching modules;
 :func:`pause` is the one interruptible wait, whatever sleep it is given.
 """
 
@@ -11,10 +11,13 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from rocmbuild import arch as archmod
 from rocmbuild import preflight, proc
+
+if TYPE_CHECKING:
+    from rocmbuild.runner import AttemptOutcome
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,13 @@ class Streams:
     err: TextIO
 
 
+def pty_attempt(*args: Any, **kwargs: Any) -> AttemptOutcome:
+    """runner.run_attempt, imported when the first attempt runs (commands that build nothing skip pexpect)."""
+    from rocmbuild.runner import run_attempt
+
+    return run_attempt(*args, **kwargs)
+
+
 @dataclass(frozen=True)
 class Services:
     """The outside world, replaceable in tests."""
@@ -33,6 +43,7 @@ class Services:
     run: proc.Run = proc.capture
     detect_arch: Callable[[], archmod.Detection | None] = archmod.detect_local_archs
     probes: preflight.ProbeCache = field(default_factory=preflight.ProbeCache)
+    attempt: Callable[..., AttemptOutcome] = pty_attempt  # runs one attempt's steps (runner.run_attempt's shape)
 
 
 def pause(seconds: float, *, sleep: Callable[[float], None], interrupted: Callable[[], bool],

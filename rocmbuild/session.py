@@ -1,7 +1,8 @@
 """One recipe's ladder loop: attempts, diagnoses, remedies, records (the heart of a build).
 
-``BuildSession.run`` drives attempts with one tenacity loop (its sleep comes
-from Services, so tests never wait).  Each attempt runs the plan's steps
+``BuildSession.run`` drives attempts with one plain loop: attempt, decide,
+wait (``ladder.backoff_s``, slept through Services' sleep, so tests never
+wait), attempt again.  Each attempt runs the plan's steps
 through the runner with a watcher and the live classifier, verifies the
 artifacts after a success, and turns a failure into a Diagnosis; the pure
 ladder decides the next remedy, which turns this plan into the next.
@@ -9,6 +10,7 @@ ladder decides the next remedy, which turns this plan into the next.
 
 from __future__ import annotations
 
+import random
 import shutil
 import sys
 import time
@@ -18,14 +20,12 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-import tenacity
-
 from rocmbuild import runner
 from rocmbuild.catalogue import Catalogue
 from rocmbuild.checklist import after_prepare_command
 from rocmbuild.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
-from rocmbuild.ladder import Decision, FailedAttempt, compiled_anything, decide
+from rocmbuild.ladder import Decision, FailedAttempt, backoff_s, compiled_anything, decide
 from rocmbuild.options import BuildOptions
 from rocmbuild.plan import BuildPlan
 from rocmbuild.records import RunRecorder
@@ -83,34 +83,27 @@ class BuildSession:
             seconds = min(seconds, max(0.0, left))
         pause(seconds, sleep=self.services.sleep, interrupted=self.interrupted)
 
-    def _wait(self, retry_state: tenacity.RetryCallState) -> float:
+    def _wait(self) -> float:
         decision = self.state.last_decision
         if decision is None or decision.remedy != "wait_and_retry":
             return 0.0
         self.state.waits += 1
-        base = self.options.backoff_s
-        # Exponential with jitter: base, 2*base, 4*base ... (capped at 16x), plus up to base/2 random.
-        strategy = tenacity.wait_exponential_jitter(initial=base, exp_base=2, max=base * 16, jitter=base / 2)
-        fake = type("S", (), {"attempt_number": self.state.waits})()
-        seconds = float(strategy(fake))
+        seconds = backoff_s(self.state.waits, self.options.backoff_s, random.random())
         self.rec.event("retry.waiting", seconds=round(seconds, 1), reason="transient failure, backing off")
         self.say(f"waiting {seconds:.0f}s before retrying (transient failure)")
         return seconds
 
     # -- the loop
     def run(self) -> tuple[str, int]:
-        retrying = tenacity.Retrying(
-            # A resumed run has attempts behind it: --max-attempts counts them too.
-            stop=tenacity.stop_after_attempt(
-                max(1, self.options.max_attempts - len(self.state.history) - self.number_offset)),
-            wait=self._wait,
-            sleep=self._sleep,
-            retry=tenacity.retry_if_result(lambda retry: bool(retry)),
-            retry_error_callback=lambda _state: False,
-            reraise=True,
-        )
-        retrying(self.attempt)
-        if self.state.outcome is None:  # tenacity's own stop (a safety net behind the ladder's cap)
+        # A resumed run has attempts behind it: --max-attempts counts them too.
+        allowed = max(1, self.options.max_attempts - len(self.state.history) - self.number_offset)
+        for number in range(1, allowed + 1):
+            if not self.attempt() or number == allowed:
+                break
+            seconds = self._wait()
+            if seconds > 0:
+                self._sleep(seconds)
+        if self.state.outcome is None:  # the loop's own cap (a safety net behind the ladder's)
             self.state.outcome = Outcome.FAILED
             self.state.reason = f"--max-attempts {self.options.max_attempts} reached"
         return self.state.outcome, Outcome.EXIT_CODES[self.state.outcome]
@@ -244,7 +237,7 @@ class BuildSession:
             outcome = None
             if plan.checkout:
                 plan.source.parent.mkdir(parents=True, exist_ok=True)
-                outcome = runner.run_attempt(
+                outcome = self.services.attempt(
                     [runner.Step("checkout", c) for c in plan.checkout], cwd=plan.source.parent, env=plan.env,
                     log_path=log, watcher=watcher, limits=limits, display=display, stop_check=stop_check,
                     interrupted=self.interrupted, tree=plan.source)
@@ -252,7 +245,7 @@ class BuildSession:
                     plan = self.state.plan = replace(plan, checkout=())
             if outcome is None or outcome.succeeded:
                 self._materialise_bundled_source(plan)
-                outcome = runner.run_attempt(
+                outcome = self.services.attempt(
                     self._steps(plan), cwd=plan.source, env=plan.env, log_path=log, watcher=watcher,
                     limits=limits, display=display, stop_check=stop_check, interrupted=self.interrupted,
                     tree=plan.source)
