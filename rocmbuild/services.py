@@ -13,11 +13,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rocmbuild import arch as archmod
-from rocmbuild import preflight, proc
+from rocmbuild.build import preflight
+from rocmbuild.host import arch as archmod
+from rocmbuild.process import command as proc
 
 if TYPE_CHECKING:
-    from rocmbuild.runner import AttemptOutcome
+    from rocmbuild.process.runner import AttemptOutcome
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class Streams:
 
 def pty_attempt(*args: Any, **kwargs: Any) -> AttemptOutcome:
     """runner.run_attempt, imported when the first attempt runs (commands that build nothing skip pexpect)."""
-    from rocmbuild.runner import run_attempt
+    from rocmbuild.process.runner import run_attempt
 
     return run_attempt(*args, **kwargs)
 

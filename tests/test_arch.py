@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild import arch
-from rocmbuild.arch import Detection, Target
 from rocmbuild.errors import ArchError, ExitCode
-from rocmbuild.proc import CommandResult
+from rocmbuild.host import arch
+from rocmbuild.host.arch import Detection, Target
+from rocmbuild.process.command import CommandResult
 
 # ---------------------------------------------------------------- parsing
 

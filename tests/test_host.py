@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from rocmbuild import host
 from rocmbuild.errors import ExitCode, RocmRootError
-from rocmbuild.proc import CommandResult
+from rocmbuild.host import facts as host
+from rocmbuild.process.command import CommandResult
 
 GiB = 1 << 30
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from rocmbuild import ldcache
-from rocmbuild.proc import CommandResult
+from rocmbuild.host import ldcache
+from rocmbuild.process.command import CommandResult
 
 OUTPUT = """3 libs found in cache `/etc/ld.so.cache'
 \tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1
@@ -40,6 +40,6 @@ def test_lookup_falls_back_to_sbin() -> None:
 
 
 def test_the_real_ldconfig_answers() -> None:
-    from rocmbuild.proc import capture
+    from rocmbuild.process.command import capture
 
     assert any(e.soname.startswith("libc.so") for e in ldcache.lookup(capture))

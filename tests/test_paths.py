@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild import paths, records
+from rocmbuild import paths
+from rocmbuild.records import recorder as records
 
 
 def test_xdg_dirs_are_honoured_at_call_time(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -8,12 +8,12 @@ from typing import Any
 import pytest
 from planfactory import RECIPE
 
+from rocmbuild.build.plan import BuildPlan
+from rocmbuild.build.planning import make_plan
+from rocmbuild.build.recipe import parse_recipe
 from rocmbuild.errors import RocmbuildError
-from rocmbuild.host import HostFacts
+from rocmbuild.host.facts import HostFacts
 from rocmbuild.options import BuildOptions
-from rocmbuild.plan import BuildPlan
-from rocmbuild.planning import make_plan
-from rocmbuild.recipe import parse_recipe
 from rocmbuild.services import Services
 
 GIB = 2**30

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from rocmbuild import preflight
-from rocmbuild.preflight import (
+from rocmbuild.build import preflight
+from rocmbuild.build.preflight import (
     FAIL,
     OK,
     WARN,
@@ -29,7 +29,7 @@ from rocmbuild.preflight import (
     first_fatal,
     parse_hipcc_version,
 )
-from rocmbuild.proc import CommandResult
+from rocmbuild.process.command import CommandResult
 
 HIPCC = "/usr/bin/hipcc"
 AMD_VERSION = "HIP version: 5.2.21153-0\nDebian clang version 15.0.6\nTarget: x86_64-pc-linux-gnu\n"

@@ -8,8 +8,7 @@ from pathlib import Path
 
 from planfactory import make_plan
 
-from rocmbuild.proc import CommandResult
-from rocmbuild.remedies import (
+from rocmbuild.build.remedies import (
     RemedyContext,
     add_library_paths,
     clean_build,
@@ -19,6 +18,7 @@ from rocmbuild.remedies import (
     safe_remove,
     uninstall_packages,
 )
+from rocmbuild.process.command import CommandResult
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,14 @@ from typing import Any
 
 from planfactory import make_plan
 
-from rocmbuild.catalogue import load_catalogue
+from rocmbuild.build.session import BuildSession
+from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
-from rocmbuild.proc import CommandResult
-from rocmbuild.records import RunRecorder
-from rocmbuild.runner import AttemptOutcome, Step
+from rocmbuild.process.command import CommandResult
+from rocmbuild.process.runner import AttemptOutcome, Step
+from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Services, Streams
-from rocmbuild.session import BuildSession
 
 
 class FakeAttempts:
