@@ -9,7 +9,7 @@ APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-ser
 CMAKE_PIP := cmake>=3.28,<5
 export HIP_PLATFORM ?= amd
 
-.PHONY: install toolchain test lint demo bench clean
+.PHONY: install toolchain test test-fast lint demo bench clean
 
 install: $(VENV)/.installed
 
@@ -42,6 +42,13 @@ toolchain: install
 
 test: install toolchain
 	$(PY) -m pytest -q
+
+# The in-process tier: pure policy, parsing, planning through make_plan, and the ladder through the
+# real BuildSession with a fake attempt runner (Services.attempt). Seconds, no toolchain needed.
+FAST_TESTS := arch catalogue classifier diagnosis_quality environment host ladder ldcache loader_dirs noise \
+              options paths planning recipe remedies services session_fast watcher
+test-fast: install
+	$(PY) -m pytest -q -p no:cacheprovider $(addprefix tests/test_,$(addsuffix .py,$(FAST_TESTS)))
 
 lint: install
 	$(VENV)/bin/ruff check rocmbuild tests benchmarks

@@ -3,7 +3,7 @@
 Generates a clean build-like log (ninja status lines, compiler warnings with
 their include chains and carets, CMake chatter) and the same log with failure
 lines sprinkled through it and a real failure at the end, then classifies each
-with ``rocmbuild.classifier.classify_stream`` in a fresh subprocess and reports
+with ``rocmbuild.diagnosis.classifier.classify_stream`` in a fresh subprocess and reports
 MB/s and the subprocess's peak RSS (``ru_maxrss``).  Goal: >= 100 MB/s and
 < 100 MB RSS on a 1 GB log.
 
@@ -162,7 +162,7 @@ def grep_seconds(path: Path, keywords: list[bytes], runs: int = 3) -> float:
 
 def catalogue_keywords() -> list[bytes]:
     sys.path.insert(0, str(ROOT))
-    from rocmbuild.catalogue import load_catalogue
+    from rocmbuild.diagnosis.catalogue import load_catalogue
 
     return list(load_catalogue(user=False).keywords)
 
@@ -170,8 +170,8 @@ def catalogue_keywords() -> list[bytes]:
 _CHILD = """
 import json, resource, sys, time
 t0 = time.perf_counter()
-from rocmbuild.classifier import classify_stream
-from rocmbuild.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import classify_stream
+from rocmbuild.diagnosis.catalogue import load_catalogue
 cat = load_catalogue(user=False)
 t1 = time.perf_counter()
 c1 = time.process_time()

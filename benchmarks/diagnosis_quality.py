@@ -29,8 +29,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from rocmbuild.catalogue import load_catalogue  # noqa: E402
-from rocmbuild.classifier import classify_stream  # noqa: E402
+from rocmbuild.diagnosis.catalogue import load_catalogue  # noqa: E402
+from rocmbuild.diagnosis.classifier import classify_stream  # noqa: E402
 
 DEFAULT_DIR = ROOT.parent / "shared" / "reallogs"
 OTHER = "other"

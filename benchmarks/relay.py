@@ -31,9 +31,9 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from rocmbuild.display import Display
-from rocmbuild.runner import Limits, Step, run_attempt
-from rocmbuild.watcher import ACCELERATOR_AVAILABLE, LineHook, Watcher
+from rocmbuild.process.display import Display
+from rocmbuild.process.runner import Limits, Step, run_attempt
+from rocmbuild.process.watcher import ACCELERATOR_AVAILABLE, LineHook, Watcher
 
 # Realistic catalogue keywords (what a classifier would prefilter on).
 KEYWORDS: tuple[bytes, ...] = (
@@ -128,7 +128,7 @@ def main() -> int:
         log = work / "build.log"
         size = make_log(log, args.size_mb)
         if args.catalogue:
-            from rocmbuild.classifier import Classifier
+            from rocmbuild.diagnosis.classifier import Classifier
 
             hook: LineHook = Classifier()
             label = f"rocmbuild (watcher + classifier, {len(hook.keywords)} keywords)"

@@ -24,23 +24,23 @@ from pathlib import Path
 from typing import Any
 
 import filelock
-import platformdirs
 
-from rocmbuild import __version__, containment, runner
-from rocmbuild import host as hostmod
-from rocmbuild.catalogue import Catalogue, load_catalogue
-from rocmbuild.checklist import render_checks
+from rocmbuild import __version__, paths
+from rocmbuild.build.checklist import render_checks
+from rocmbuild.build.plan import BuildPlan, render_plan
+from rocmbuild.build.planning import check_requires, plan_all
+from rocmbuild.build.session import BuildSession
+from rocmbuild.diagnosis.catalogue import Catalogue, load_catalogue
+from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
-from rocmbuild.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
+from rocmbuild.host import facts as hostmod
 from rocmbuild.options import BuildOptions, run_limits
-from rocmbuild.plan import BuildPlan, render_plan
-from rocmbuild.planning import check_requires, plan_all
-from rocmbuild.records import RunRecorder, load_run, new_run_dir
-from rocmbuild.redact import redact, redact_text
-from rocmbuild.report import render_summary
+from rocmbuild.process import containment, runner
+from rocmbuild.process.treelock import TreeLock
+from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
+from rocmbuild.records.redact import redact, redact_text
+from rocmbuild.records.report import render_summary
 from rocmbuild.services import Services, Streams
-from rocmbuild.session import BuildSession
-from rocmbuild.treelock import TreeLock
 
 DEFAULT_SERVICES = Services()
 
@@ -97,7 +97,7 @@ def _requires_from(missing: Sequence[Any], plans: Sequence[BuildPlan], options: 
     """--requires-from: install (or, for a plan, resolve) what ``requires`` misses (requirements.py)."""
     if not missing or not options.requires_from:
         return []
-    from rocmbuild import requirements
+    from rocmbuild.build import requirements
 
     provided = requirements.satisfy(missing, plans, options.requires_from, install)
     for item in provided:
@@ -147,7 +147,7 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
 
 def _lock_for(source: Path) -> tuple[filelock.FileLock, Path]:
     digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
-    directory = Path(platformdirs.user_state_dir("rocmbuild")) / "locks"
+    directory = paths.state_dir("locks")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -171,10 +171,11 @@ def _outcome_of(exc: BaseException) -> tuple[str, int]:
 
 
 def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
-    from rocmbuild.checklist import plan_checks
+    from rocmbuild.build.checklist import plan_checks
 
-    facts = hostmod.gather_host(options.rocm_path, plan.caller_env, run=services.run)
-    return plan_checks(plan, facts.mem_available, run=services.run)
+    # Measured now, not at planning: `rocmbuild torch vllm` preflights vllm with what torch left free.
+    mem_available, _reason = hostmod.memory_available()
+    return plan_checks(plan, mem_available, run=services.run, probes=services.probes)
 
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:
@@ -221,7 +222,7 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
                     break
     finally:
         if options.notify and run_dirs:  # any outcome, also an interrupt or an error after the run began
-            from rocmbuild.notify import notify_console, run_notify
+            from rocmbuild.records.notify import notify_console, run_notify
 
             notify_console(run_notify(options.notify, run_dirs[-1], environ,
                                                options.notify_timeout_s), streams.err)
@@ -264,8 +265,8 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         _start_record(rec)
         if provided:  # what --requires-from installed for this recipe before its run
             rec.extra["requires_from"] = list(provided)
-        from rocmbuild.resume import save_resume_state
-        from rocmbuild.runfacts import save_facts
+        from rocmbuild.records.resume import save_resume_state
+        from rocmbuild.records.runfacts import save_facts
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
         save_facts(run_dir, plan, services.run)  # what `report --diff` compares with the last good run
@@ -295,7 +296,7 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
 def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, Any]:
     if options.no_cache:
         return plan, None
-    from rocmbuild.cache import CompilerCache
+    from rocmbuild.build.cache import CompilerCache
 
     cache = CompilerCache.for_build(env=plan.env, source=plan.source, remote=options.cache_remote,
                                     run=services.run, hip_compiler_is_clang=bool(
@@ -308,7 +309,7 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
 def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: Streams, services: Services,
                   catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
                   rec: RunRecorder, base_plan: BuildPlan | None = None) -> tuple[str, int]:
-    from rocmbuild import provision
+    from rocmbuild.build import provision
 
     base_plan = base_plan or plan
     rec.extra["rocm"] = {"root": plan.rocm.root, "version": plan.rocm.version}

@@ -19,10 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-import platformdirs
 
-from rocmbuild import __version__
-from rocmbuild.console import guard_console
+from rocmbuild import __version__, paths
 from rocmbuild.errors import ExitCode, RocmbuildError, UsageError
 from rocmbuild.options import (
     DEFAULT_BACKOFF_S,
@@ -32,6 +30,7 @@ from rocmbuild.options import (
     parse_positive_int,
     parse_seconds,
 )
+from rocmbuild.process.console import guard_console
 
 COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures", "history", "resume")
 
@@ -137,7 +136,7 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
 
 
 def _memory_reserve(text: str | None) -> int | None:
-    from rocmbuild.memguard import parse_size
+    from rocmbuild.process.memguard import parse_size
 
     return parse_size(text, "--memory-reserve") if text is not None and text.strip() else None
 
@@ -174,8 +173,8 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
     """--detach: check what is cheap to check here, fork; the parent prints and exits 0 (detach.py)."""
     from dataclasses import replace
 
-    from rocmbuild.detach import CONSOLE_LOG, detach, detached_run_dir
-    from rocmbuild.planning import load_recipes
+    from rocmbuild.build.planning import load_recipes
+    from rocmbuild.records.detach import CONSOLE_LOG, detach, detached_run_dir
 
     load_recipes(recipes)  # a bad recipe name is exit 2 here, not a line in a log nobody reads
     run_dir = detached_run_dir(recipes, options.run_dir)
@@ -204,7 +203,7 @@ def plan(recipes: tuple[str, ...], **kw: Any) -> None:
 @click.option("--explain", is_flag=True, help="also show the runner-up matches and why they lost")
 def diagnose(logs: tuple[str, ...], as_json: bool, explain: bool) -> None:
     """Diagnose saved build logs (`-` reads stdin). Exit 0 recognised, 1 not, 2 usage."""
-    from rocmbuild.diagnose import diagnose_logs
+    from rocmbuild.diagnosis.diagnose import diagnose_logs
 
     raise SystemExit(diagnose_logs(logs, as_json=as_json, explain=explain, out=sys.stdout))
 
@@ -222,7 +221,7 @@ def diagnose(logs: tuple[str, ...], as_json: bool, explain: bool) -> None:
 def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler: str | None,
            wheel_dir: str | None, requires_from: str | None, cache_remote: str | None) -> None:
     """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS, fleet settings."""
-    from rocmbuild.doctor import run_doctor
+    from rocmbuild.host.doctor import run_doctor
 
     raise SystemExit(run_doctor(arch=arch, rocm_path=rocm_path, as_json=as_json, environ=dict(os.environ),
                                 out=sys.stdout, hip_compiler=hip_compiler, wheel_dir=wheel_dir,
@@ -233,7 +232,7 @@ def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per recipe")
 def recipes_cmd(as_json: bool) -> None:
     """List the bundled and user recipes."""
-    from rocmbuild.recipe import available_recipes, find_recipe
+    from rocmbuild.build.recipe import available_recipes, find_recipe
 
     for name, path in available_recipes().items():
         try:
@@ -256,13 +255,13 @@ def recipes_cmd(as_json: bool) -> None:
               help="what differs from the last successful run of the same recipe (or OTHER run dir)")
 def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
     """Render a past run (RUN_DIR, or `latest`); --diff: against the last good run (after RUN_DIR)."""
-    from rocmbuild.records import find_run_dir, load_run
-    from rocmbuild.report import render_summary
+    from rocmbuild.records.recorder import find_run_dir, load_run
+    from rocmbuild.records.report import render_summary
 
     path = find_run_dir(run_dir)
     summary, events = load_run(path)
     if diff_with is not None:
-        from rocmbuild.rundiff import diff_runs, last_good_run, render_diff
+        from rocmbuild.records.rundiff import diff_runs, last_good_run, render_diff
 
         other = find_run_dir(diff_with) if diff_with else last_good_run(path, summary)
         diff = diff_runs(path, other)
@@ -273,7 +272,7 @@ def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
     else:
         click.echo(render_summary(summary, events), nl=False)
         if summary.get("outcome") == "running":  # a detached or killed run: where it is (issue 16)
-            from rocmbuild.progress import live_state, render_live
+            from rocmbuild.process.progress import live_state, render_live
 
             click.echo(render_live(path, live_state(path, summary, events)), nl=False)
     raise SystemExit(0)
@@ -284,7 +283,7 @@ def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object: every binary and its gfx targets")
 def inspect_cmd(paths: tuple[str, ...], as_json: bool) -> None:
     """The gfx targets of every code object in wheels, directories or .so files. Exit 0, 2 on bad input."""
-    from rocmbuild.codeobjects import run_inspect
+    from rocmbuild.build.codeobjects import run_inspect
 
     raise SystemExit(run_inspect(paths, as_json=as_json, out=sys.stdout))
 
@@ -295,8 +294,15 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per run (or per signature)")
 def history(recipe: str | None, stats: bool, as_json: bool) -> None:
     """Past runs from the state dir (and --run-dir runs it indexed); --stats: which remedies cure what."""
-    from rocmbuild.history import as_json as to_json
-    from rocmbuild.history import history_rows, load_summaries, render_rows, render_stats, run_dirs, signature_stats
+    from rocmbuild.records.history import as_json as to_json
+    from rocmbuild.records.history import (
+        history_rows,
+        load_summaries,
+        render_rows,
+        render_stats,
+        run_dirs,
+        signature_stats,
+    )
 
     summaries = [s for s in load_summaries(run_dirs()) if recipe is None or s.get("recipe") == recipe]
     if stats:
@@ -313,7 +319,7 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
 @click.argument("run_dir")
 def resume(run_dir: str) -> None:
     """Continue an interrupted or killed run in RUN_DIR where it stopped (same run dir, remedies kept)."""
-    from rocmbuild.resume import resume_run
+    from rocmbuild.records.resume import resume_run
 
     raise SystemExit(resume_run(run_dir, dict(os.environ), _streams()))
 
@@ -327,7 +333,7 @@ def signatures() -> None:
 @click.argument("file", required=False)
 def signatures_check(file: str | None) -> None:
     """Verify a signature file's examples and near-misses (default: the bundled and user catalogue)."""
-    from rocmbuild.signature_check import check_catalogue
+    from rocmbuild.diagnosis.signature_check import check_catalogue
 
     if file and not Path(file).is_file():
         raise UsageError(f"signature file {file} does not exist", todo="pass the path of a .toml signature file")
@@ -339,7 +345,7 @@ def signatures_check(file: str | None) -> None:
 
 
 def _crash_log(exc: BaseException) -> Path:
-    directory = Path(platformdirs.user_state_dir("rocmbuild")) / "crashes"
+    directory = paths.state_dir("crashes")
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"crash-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
     path.write_text(f"rocmbuild {__version__}\nargv: {sys.argv}\n\n" + "".join(

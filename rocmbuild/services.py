@@ -1,19 +1,24 @@
 """The outside world as values: where output goes, and the effects tests replace.
 
 ``Streams`` says where --json objects and human text go; ``Services`` holds
-the sleep, the helper-command runner and GPU detection, so that tests can
-replace each without patching modules.
+the sleep, the helper-command runner, the attempt runner (the PTY engine), GPU
+detection and the cache of the HIP compiler's answers, so that tests can replace each without patching modules;
+:func:`pause` is the one interruptible wait, whatever sleep it is given.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TextIO
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TextIO
 
-from rocmbuild import arch as archmod
-from rocmbuild import runner
+from rocmbuild.build import preflight
+from rocmbuild.host import arch as archmod
+from rocmbuild.process import command as proc
+
+if TYPE_CHECKING:
+    from rocmbuild.process.runner import AttemptOutcome
 
 
 @dataclass(frozen=True)
@@ -24,10 +29,34 @@ class Streams:
     err: TextIO
 
 
+def pty_attempt(*args: Any, **kwargs: Any) -> AttemptOutcome:
+    """runner.run_attempt, imported when the first attempt runs (commands that build nothing skip pexpect)."""
+    from rocmbuild.process.runner import run_attempt
+
+    return run_attempt(*args, **kwargs)
+
+
 @dataclass(frozen=True)
 class Services:
     """The outside world, replaceable in tests."""
 
     sleep: Callable[[float], None] = time.sleep
-    run: Callable[..., runner.CommandResult] = runner.capture
+    run: proc.Run = proc.capture
     detect_arch: Callable[[], archmod.Detection | None] = archmod.detect_local_archs
+    probes: preflight.ProbeCache = field(default_factory=preflight.ProbeCache)
+    attempt: Callable[..., AttemptOutcome] = pty_attempt  # runs one attempt's steps (runner.run_attempt's shape)
+
+
+def pause(seconds: float, *, sleep: Callable[[float], None], interrupted: Callable[[], bool],
+          chunk: float = 0.5) -> float:
+    """Wait ``seconds`` through ``sleep`` in chunks, stopping early when interrupted; the time waited.
+
+    The time is counted from the chunks asked for, not read from a clock, so a sleep that returns
+    at once (a test's) ends the wait as promptly as a real one ends it on time.
+    """
+    waited = 0.0
+    while waited < seconds and not interrupted():
+        step = min(chunk, seconds - waited)
+        sleep(step)
+        waited += step
+    return waited

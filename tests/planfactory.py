@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmbuild.environment import RocmDirs, base_changes
-from rocmbuild.plan import BuildPlan, RocmSummary
-from rocmbuild.recipe import parse_recipe
+from rocmbuild.build.environment import RocmDirs, base_changes
+from rocmbuild.build.plan import BuildPlan, RocmSummary
+from rocmbuild.build.recipe import parse_recipe
 
 RECIPE = """
 name = "demo"

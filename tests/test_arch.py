@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild import arch
-from rocmbuild.arch import Detection, Target
 from rocmbuild.errors import ArchError, ExitCode
-from rocmbuild.runner import CommandResult
+from rocmbuild.host import arch
+from rocmbuild.host.arch import Detection, Target
+from rocmbuild.process.command import CommandResult
 
 # ---------------------------------------------------------------- parsing
 
@@ -158,7 +158,7 @@ def write_node(root: Path, node: str, version: int) -> None:
 
 
 class FakeRun:
-    """Stands in for runner.capture; records what was asked."""
+    """Stands in for proc.capture; records what was asked."""
 
     def __init__(self, outputs: dict[str, CommandResult]) -> None:
         self.outputs = outputs

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from conftest import ExampleTree
 
-from rocmbuild.archtruth import beyond_request, downgrades
-from rocmbuild.artifacts import verify_artifacts
+from rocmbuild.build.archtruth import beyond_request, downgrades
+from rocmbuild.build.artifacts import verify_artifacts
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 

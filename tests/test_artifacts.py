@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from conftest import ExampleTree
 
-from rocmbuild.artifacts import (
+from rocmbuild.build.artifacts import (
     CodeObjectListing,
     Tools,
     arch_of_entry,
@@ -21,7 +21,7 @@ from rocmbuild.artifacts import (
     list_code_objects,
     verify_artifacts,
 )
-from rocmbuild.runner import CommandResult
+from rocmbuild.process.command import CommandResult
 
 BUILTIN_ONLY = Tools()
 

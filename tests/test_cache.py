@@ -1,4 +1,4 @@
-"""Tests of rocmbuild.cache: the environment as data, wrappers, stats, and real caching.
+"""Tests of rocmbuild.build.cache: the environment as data, wrappers, stats, and real caching.
 
 Tests marked ``hip`` compile real HIP device code with Debian's hipcc (no GPU
 needed); tests marked ``redis`` start a real redis-server on a free port.
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild import cache
-from rocmbuild.cache import CacheConfig, CacheStats, CacheTool
-from rocmbuild.runner import CommandResult
+from rocmbuild.build import cache
+from rocmbuild.build.cache import CacheConfig, CacheStats, CacheTool
+from rocmbuild.process.command import CommandResult
 
 IN_CI = bool(os.environ.get("CI"))
 HAVE_HIPCC = shutil.which("hipcc") is not None
@@ -105,7 +105,7 @@ SCCACHE_JSON_016 = (
 
 
 class FakeRun:
-    """Stands in for runner.capture: records argv/env, answers from a table."""
+    """Stands in for proc.capture: records argv/env, answers from a table."""
 
     def __init__(self, answers: Mapping[str, CommandResult] | None = None) -> None:
         self.answers = dict(answers or {})

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.catalogue import CATEGORIES, REMEDY_NAMES, load_catalogue, user_signature_dir
-from rocmbuild.classifier import classify
+from rocmbuild.diagnosis.catalogue import CATEGORIES, REMEDY_NAMES, load_catalogue, user_signature_dir
+from rocmbuild.diagnosis.classifier import classify
+from rocmbuild.diagnosis.signature_check import ExampleCase, check_catalogue, check_file, example_cases
 from rocmbuild.errors import CatalogueError
-from rocmbuild.signature_check import ExampleCase, check_catalogue, check_file, example_cases
 
 BUNDLED = load_catalogue(user=False)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.catalogue import load_catalogue
-from rocmbuild.classifier import Classifier, Diagnosis, classify, classify_stream
+from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import Classifier, Diagnosis, classify, classify_stream
 
 CAT = load_catalogue(user=False)
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
@@ -336,8 +336,8 @@ import resource, sys
 sys.path.insert(0, sys.argv[1])
 from benchmarks.diagnose import generate
 from pathlib import Path
-from rocmbuild.classifier import classify_stream
-from rocmbuild.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import classify_stream
+from rocmbuild.diagnosis.catalogue import load_catalogue
 path = Path(sys.argv[2])
 generate(path, int(sys.argv[3]), errors=True)
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

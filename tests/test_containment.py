@@ -18,10 +18,10 @@ import psutil
 import pytest
 from test_e2e_ladder import ROCMBUILD, base_env
 
-from rocmbuild import containment, runner
-from rocmbuild.catalogue import load_catalogue
-from rocmbuild.classifier import Classifier
-from rocmbuild.watcher import Watcher
+from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import Classifier
+from rocmbuild.process import containment, runner
+from rocmbuild.process.watcher import Watcher
 
 CHILDREN = Path(__file__).parent / "children"
 PY = sys.executable

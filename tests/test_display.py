@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.display import Display
-from rocmbuild.watcher import Watcher
+from rocmbuild.process.display import Display
+from rocmbuild.process.watcher import Watcher
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rocmbuild.environment import (
+from rocmbuild.build.environment import (
     EnvChange,
     RocmDirs,
     apply_changes,

@@ -204,10 +204,10 @@ def test_non_utf8_recipe_and_too_long_names_are_usage_errors(tmp_path: Path) -> 
 
 def test_a_step_that_cannot_start_never_runs_rocmbuild_code_in_the_child(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from rocmbuild import runner
-    from rocmbuild.catalogue import load_catalogue
-    from rocmbuild.classifier import Classifier
-    from rocmbuild.watcher import Watcher
+    from rocmbuild.diagnosis.catalogue import load_catalogue
+    from rocmbuild.diagnosis.classifier import Classifier
+    from rocmbuild.process import runner
+    from rocmbuild.process.watcher import Watcher
 
     def run(env: dict[str, str]) -> tuple[Any, str]:
         log = tmp_path / f"a{len(env)}.log"

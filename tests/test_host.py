@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from rocmbuild import host
 from rocmbuild.errors import ExitCode, RocmRootError
-from rocmbuild.runner import CommandResult
+from rocmbuild.host import facts as host
+from rocmbuild.process.command import CommandResult
 
 GiB = 1 << 30
 
@@ -35,7 +35,7 @@ def make_opt_rocm(root: Path, version: str, *, soname: str = "6") -> Path:
 
 
 class FakeRun:
-    """Stands in for runner.capture, keyed by program name; records argv and env."""
+    """Stands in for proc.capture, keyed by program name; records argv and env."""
 
     def __init__(self, outputs: Mapping[str, CommandResult] | None = None) -> None:
         self.outputs = dict(outputs or {})
@@ -393,7 +393,7 @@ def test_disk_free_uses_nearest_existing_ancestor(tmp_path: Path, monkeypatch: p
     assert free > 0
 
 
-def test_gather_host_caches_and_can_be_bypassed(tmp_path: Path) -> None:
+def test_gather_host_measures_every_time(tmp_path: Path) -> None:
     make_debian(tmp_path)
     cg = tmp_path / "cg"
     touch(cg / "cpu.max", "100000 100000\n")
@@ -402,14 +402,11 @@ def test_gather_host_caches_and_can_be_bypassed(tmp_path: Path) -> None:
     run = FakeRun()
     kwargs: dict[str, Any] = dict(fs_root=tmp_path, run=run, cgroup_root=cg, proc_cgroup=tmp_path / "x",
                                   meminfo=meminfo(tmp_path, 16), python="/venv/bin/python")
-    host.clear_host_cache()
     facts = host.gather_host(None, {}, **kwargs)
     assert facts.rocm is not None and facts.rocm.layout == "system"
     assert (facts.cpus, facts.cpus_reason) == (1, "1 CPU (cgroup quota 100000/100000)")
     assert facts.mem_available == 4 * GiB
     assert facts.python == "/venv/bin/python"
     touch(cg / "cpu.max", "max 100000\n")
-    assert host.gather_host(None, {}, **kwargs) is facts                 # cached
-    fresh = host.gather_host(None, {}, use_cache=False, **kwargs)
+    fresh = host.gather_host(None, {}, **kwargs)                         # no cache: measured again
     assert fresh is not facts and fresh.cpus_reason.endswith("(affinity)")
-    host.clear_host_cache()

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from rocmbuild.ladder import FailedAttempt, compiled_anything, decide
+from rocmbuild.build.ladder import FailedAttempt, compiled_anything, decide
 
 LIB = ("add_library_paths", "clean_build")
 OOM = ("reduce_jobs", "reduce_jobs", "reduce_jobs")
@@ -114,3 +114,11 @@ def test_no_compile_remedies_before_anything_compiled() -> None:
 ])
 def test_compiled_anything(step: str, done: int | None, percent: int | None, category: str, expected: bool) -> None:
     assert compiled_anything(step, done, percent, category) is expected
+
+
+def test_backoff_doubles_caps_and_jitters() -> None:
+    from rocmbuild.build.ladder import backoff_s
+
+    assert [backoff_s(n, 2.0, 0.0) for n in (1, 2, 3, 4, 5, 6)] == [2.0, 4.0, 8.0, 16.0, 32.0, 32.0]
+    assert backoff_s(1, 2.0, 1.0) == 3.0 and backoff_s(9, 2.0, 1.0) == 32.0
+    assert backoff_s(1, 0.0, 0.5) == 0.0

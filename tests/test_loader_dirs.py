@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild import host
-from rocmbuild.environment import RocmDirs, apply_changes, base_changes
+from rocmbuild.build.environment import RocmDirs, apply_changes, base_changes
+from rocmbuild.build.planning import plan_all
+from rocmbuild.host import facts as host
 from rocmbuild.options import BuildOptions
-from rocmbuild.planning import plan_all
 from rocmbuild.services import Services
 
 SYSTEM = RocmDirs("/usr", ("/usr/bin",), ("/usr/lib/x86_64-linux-gnu",), "/usr/lib/llvm-15/bin")

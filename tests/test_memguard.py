@@ -14,7 +14,7 @@ import psutil
 import pytest
 
 from rocmbuild.errors import UsageError
-from rocmbuild.memguard import (
+from rocmbuild.process.memguard import (
     GIB,
     MIB,
     CgroupMemory,

@@ -177,7 +177,7 @@ def test_history_lists_runs_in_the_state_dir_and_elsewhere_and_stats_say_what_cu
 
 
 def test_stats_count_a_different_failure_after_a_remedy_as_cured_and_the_same_one_as_not() -> None:
-    from rocmbuild.history import signature_stats
+    from rocmbuild.records.history import signature_stats
 
     def attempt(sig: str | None, *remedies: str) -> dict[str, object]:
         return {"diagnosis": {"signature": sig, "category": "c"} if sig else None, "remedies": list(remedies)}
@@ -321,7 +321,7 @@ def test_report_diff_against_the_last_good_run(tmp_path: Path) -> None:
 
 
 def test_templates_mask_numbers_paths_and_hex() -> None:
-    from rocmbuild.rundiff import new_lines, template
+    from rocmbuild.records.rundiff import new_lines, template
 
     assert template("[12/40] Building /src/a/kernel_12.hip.o at 0xdeadbeef") == \
         template("[13/41] Building /other/b/kernel_9.hip.o at 0x1234")

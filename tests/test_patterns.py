@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.catalogue import load_catalogue
-from rocmbuild.classifier import classify
+from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import classify
+from rocmbuild.diagnosis.patterns import MAX_TIMEOUTS, BoundedPattern, catastrophic, compile_user_pattern
 from rocmbuild.errors import CatalogueError
-from rocmbuild.patterns import MAX_TIMEOUTS, BoundedPattern, catastrophic, compile_user_pattern
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 EVIL_LINE = "a" * 60 + "b"

@@ -18,9 +18,9 @@ import pytest
 from test_e2e_ladder import FAKEBUILD, ROCMBUILD, base_env, write_recipe
 
 from rocmbuild import __version__
-from rocmbuild.libraries import install_line
-from rocmbuild.nextstep import exact_command, preflight_todo
-from rocmbuild.preflight import Check
+from rocmbuild.build.preflight import Check
+from rocmbuild.diagnosis.nextstep import exact_command, preflight_todo
+from rocmbuild.host.libraries import install_line
 
 RUN_KEYS = {"todo", "stop_reason", "started", "finished", "duration_s", "rocmbuild_version", "preflight"}
 

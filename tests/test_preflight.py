@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from rocmbuild import preflight
-from rocmbuild.preflight import (
+from rocmbuild.build import preflight
+from rocmbuild.build.preflight import (
     FAIL,
     OK,
     WARN,
@@ -29,7 +29,7 @@ from rocmbuild.preflight import (
     first_fatal,
     parse_hipcc_version,
 )
-from rocmbuild.runner import CommandResult
+from rocmbuild.process.command import CommandResult
 
 HIPCC = "/usr/bin/hipcc"
 AMD_VERSION = "HIP version: 5.2.21153-0\nDebian clang version 15.0.6\nTarget: x86_64-pc-linux-gnu\n"
@@ -136,9 +136,22 @@ def test_arch_rejections_and_warnings_are_unsupported_arch() -> None:
                                 "invalid target ID 'gfx950'")
     assert checks[1].category == "unsupported_arch" and "ROCm 7.0" in checks[1].todo
     assert checks[2].category == "unsupported_arch" and "not a recognized processor" in checks[2].detail
-    # Fakes are never cached: every call probes.
+    # Without a cache every call probes.
     check_arch_supported(HIPCC, ["gfx90a"], env={}, run=run)
     assert sum(1 for c in run.calls if "--offload-arch=gfx90a" in c) == 2
+
+
+def test_a_probe_cache_asks_the_compiler_once() -> None:
+    run = FakeRun(probe_answer({"gfx950": "clang: error: invalid target ID 'gfx950'"}))
+    cache = preflight.ProbeCache()
+    first = check_arch_supported(HIPCC, ["gfx90a", "gfx950"], env={}, run=run, cache=cache)
+    again = check_arch_supported(HIPCC, ["gfx90a", "gfx950"], env={}, run=run, cache=cache)
+    assert first == again and [c.status for c in again] == [OK, FAIL]
+    assert sum(1 for c in run.calls if "--version" in c) == 1
+    assert sum(1 for c in run.calls if any(a.startswith("--offload-arch=") for a in c)) == 2
+    # Another ROCm behind the same hipcc is another compiler: asked again.
+    check_arch_supported(HIPCC, ["gfx90a"], env={"ROCM_PATH": "/opt/rocm-6.2"}, run=run, cache=cache)
+    assert sum(1 for c in run.calls if "--version" in c) == 2
 
 
 def test_other_probe_failures_are_toolchain_problems() -> None:
@@ -151,7 +164,8 @@ def test_other_probe_failures_are_toolchain_problems() -> None:
 @pytest.mark.hip
 def test_real_probe_accepts_gfx90a_and_judges_gfx942_by_version(tmp_path: Path) -> None:
     version = preflight.hipcc_version(HIPCC, amd_env())
-    ok, gfx942 = check_arch_supported(HIPCC, ["gfx90a", "gfx942"], env=amd_env(), workdir=tmp_path)
+    cache = preflight.ProbeCache()
+    ok, gfx942 = check_arch_supported(HIPCC, ["gfx90a", "gfx942"], env=amd_env(), workdir=tmp_path, cache=cache)
     assert ok.status == OK, ok
     assert version.hip is not None
     if tuple(int(x) for x in version.hip.split(".")) < (6, 0):
@@ -164,9 +178,9 @@ def test_real_probe_accepts_gfx90a_and_judges_gfx942_by_version(tmp_path: Path) 
     else:
         assert gfx942.status == OK
     assert list(tmp_path.iterdir()) == [], "probe scratch dirs are removed"
-    # Cached within the process: the second round compiles nothing.
+    # Kept in the cache: the second round compiles nothing.
     start = time.monotonic()
-    again = check_arch_supported(HIPCC, ["gfx90a", "gfx942"], env=amd_env(), workdir=tmp_path)
+    again = check_arch_supported(HIPCC, ["gfx90a", "gfx942"], env=amd_env(), workdir=tmp_path, cache=cache)
     assert time.monotonic() - start < 0.3
     assert [c.status for c in again] == [ok.status, gfx942.status]
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rocmbuild.provenance import downloaded_urls, parse_submodule_status, redact_url
+from rocmbuild.records.provenance import downloaded_urls, parse_submodule_status, redact_url
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from rocmbuild import fingerprint, provision
+from rocmbuild.build import fingerprint, provision
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "hipvec"
@@ -257,7 +257,7 @@ def stand_in_torch(wheelhouse: Path, hip: str | None, version: str) -> Path:
 
 
 def host_rocm() -> str:
-    from rocmbuild.host import gather_host
+    from rocmbuild.host.facts import gather_host
 
     facts = gather_host(None, dict(os.environ))
     assert facts.rocm is not None and facts.rocm.version, "this test needs a ROCm/HIP install with a version"
@@ -376,8 +376,8 @@ def test_doctor_reports_wheel_dir_requires_from_and_cache_remote(tmp_path: Path)
 
 
 def test_recipe_wheel_step_is_validated_and_defaults_to_pip_wheel(tmp_path: Path) -> None:
+    from rocmbuild.build.recipe import parse_recipe
     from rocmbuild.errors import RecipeError
-    from rocmbuild.recipe import parse_recipe
     from tests.planfactory import RECIPE, make_plan
 
     plan = make_plan(tmp_path, python="/opt/my venv/bin/python3")
@@ -392,7 +392,7 @@ def test_recipe_wheel_step_is_validated_and_defaults_to_pip_wheel(tmp_path: Path
 
 def test_requires_from_credentials_never_reach_the_console(tmp_path: Path, bare_venv: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from rocmbuild.requirements import shown
+    from rocmbuild.build.requirements import shown
 
     assert shown("https://bot:s3cret@pypi.example/simple") == "https://***@pypi.example/simple"
     assert shown("/srv/wheelhouse") == "/srv/wheelhouse"

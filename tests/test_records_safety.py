@@ -10,8 +10,8 @@ from pathlib import Path
 
 from test_e2e_ladder import ROCMBUILD, base_env
 
-from rocmbuild.records import repro_script
-from rocmbuild.redact import redact, redact_text, secret_name
+from rocmbuild.records.recorder import repro_script
+from rocmbuild.records.redact import redact, redact_text, secret_name
 
 SECRETS = ("s3cretpw", "hunter2", "hf_abcdefsecret", "ghp_tok")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from planfactory import make_plan
 
-from rocmbuild.remedies import (
+from rocmbuild.build.remedies import (
     RemedyContext,
     add_library_paths,
     clean_build,
@@ -18,7 +18,7 @@ from rocmbuild.remedies import (
     safe_remove,
     uninstall_packages,
 )
-from rocmbuild.runner import CommandResult
+from rocmbuild.process.command import CommandResult
 
 
 @dataclass(frozen=True)

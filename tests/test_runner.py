@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from rocmbuild.runner import (
+from rocmbuild.process.runner import (
     HEADER,
     AttemptOutcome,
     InterruptFlag,
@@ -23,7 +23,7 @@ from rocmbuild.runner import (
     Step,
     run_attempt,
 )
-from rocmbuild.watcher import Watcher
+from rocmbuild.process.watcher import Watcher
 
 CHILDREN = Path(__file__).parent / "children"
 PY = shlex.quote(sys.executable)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild import torchfacts
-from rocmbuild.preflight import FAIL, OK, WARN
+from rocmbuild.build import torchfacts
+from rocmbuild.build.preflight import FAIL, OK, WARN
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 

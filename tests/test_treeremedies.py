@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild import arch as archmod
-from rocmbuild.classifier import Diagnosis
-from rocmbuild.remedies import REMEDIES, RemedyContext
-from rocmbuild.treeremedies import narrower_archs
+from rocmbuild.build.remedies import REMEDIES, RemedyContext
+from rocmbuild.build.treeremedies import narrower_archs
+from rocmbuild.diagnosis.classifier import Diagnosis
+from rocmbuild.host import arch as archmod
 from tests.planfactory import RECIPE, make_plan
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")

@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rocmbuild.catalogue import load_catalogue
-from rocmbuild.classifier import classify
-from rocmbuild.recipe import find_recipe
+from rocmbuild.build.recipe import find_recipe
+from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import classify
 
 
 def smoke_command() -> str:

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.runner import Limits, Step, run_attempt
-from rocmbuild.watcher import (
+from rocmbuild.process.runner import Limits, Step, run_attempt
+from rocmbuild.process.watcher import (
     ACCELERATOR_AVAILABLE,
     CONTEXT_BEFORE,
     MAX_LINE,

@@ -9,8 +9,8 @@ import os
 import sys
 from pathlib import Path
 
-from rocmbuild.runner import InterruptFlag, Limits, Step, run_attempt
-from rocmbuild.watcher import Watcher
+from rocmbuild.process.runner import InterruptFlag, Limits, Step, run_attempt
+from rocmbuild.process.watcher import Watcher
 
 work = Path(sys.argv[1])
 command = sys.argv[2]

@@ -1,0 +1,67 @@
+"""Arch truthfulness: what a build did with the arch list beyond "the requested archs are present".
+
+Owns two warnings that go to summary.json's ``warnings`` (never a failure):
+archs built *beyond* the request (TheRock#1927: a gfx90a build that also built
+the gfx11/gfx12 family; pytorch#197124: an unwanted arch costing codegen time),
+and configure-time downgrades, where a component is silently disabled for an
+arch (TheRock#1037: ``-- Disabling CK for gfx1030: not supported``).  Pure
+functions over an ArtifactReport and log lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+import regex
+
+from rocmbuild.build.artifacts import ArtifactReport
+
+# A configure line that disables something because it is not supported (either order, one line).
+# Kept to one line of configure output: "-- " CMake status lines and plain "Warning:" lines.
+_DOWNGRADE = regex.compile(
+    r"^\s*(?:--\s*|CMake Warning[^:]*:\s*|WARNING:\s*|Warning:\s*)?"
+    r"(?=.*\b(?:not\s+supported|unsupported)\b)(?=.*\b(?:disabl(?:e|ed|ing)|skipp(?:ed|ing)|turning\s+off)\b)"
+    r"(?P<text>.{1,300})$",
+    regex.IGNORECASE,
+)
+_GFX = regex.compile(r"\bgfx[0-9a-f]+\b")
+_ANSI = regex.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def beyond_request(report: ArtifactReport) -> list[str]:
+    """One warning per artifact that carries code objects for archs nobody asked for."""
+    wanted = set(report.archs)
+    warnings = []
+    for check in report.artifacts:
+        if not check.listing.readable:
+            continue
+        extra = [a for a in check.archs if a not in wanted]
+        if extra:
+            warnings.append(f"{check.name} also has code objects for {', '.join(extra)}, beyond the requested "
+                            f"{', '.join(report.archs) or 'none'} (build time and size for GPUs you did not ask for)")
+    return warnings
+
+
+def downgrades(lines: Iterable[str]) -> list[str]:
+    """Configure-time 'not supported ... disabling' lines, cleaned, each once, in order."""
+    found: dict[str, None] = {}
+    for raw in lines:
+        line = _ANSI.sub("", raw.rstrip("\r\n").rsplit("\r", 1)[-1])
+        if len(line) > 400:
+            continue
+        match = _DOWNGRADE.match(line)
+        if match:
+            text = match["text"].strip()
+            archs = _GFX.findall(text)
+            found.setdefault(f"configure disabled something{' for ' + ', '.join(archs) if archs else ''}: {text}")
+    return list(found)
+
+
+def downgrades_in_log(log: Path) -> list[str]:
+    """downgrades() over an attempt log, read line by line (logs can be large)."""
+    try:
+        with log.open("r", encoding="utf-8", errors="replace") as handle:
+            return downgrades(handle)
+    except OSError:
+        return []

@@ -1,0 +1,89 @@
+"""Remedies for the source tree's git state and for the arch list (issue 17).
+
+Owns ``sync_submodules`` (a submodule points at a commit its checkout does not
+have: stale submodule URLs after upstream moved them, pytorch#47529) and
+``narrow_archs`` (the final link overflows 32-bit relocations because the fat
+binary holds too many gfx targets; upstream's only fix is fewer targets,
+rocBLAS#1448).  Both are registered in ``remedies.REMEDIES``; like every
+remedy, one that finds nothing to do says so and spends no attempt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from rocmbuild.build.environment import EnvChange
+
+if TYPE_CHECKING:
+    from rocmbuild.build.plan import BuildPlan
+    from rocmbuild.build.remedies import DiagnosisLike, RemedyContext, RemedyResult
+
+# Fetching a submodule can take long (a big repo over a slow link), but not forever.
+GIT_TIMEOUT_S = 1800
+
+SYNC_COMMANDS = (
+    ("git", "submodule", "sync", "--recursive"),
+    ("git", "submodule", "update", "--init", "--recursive"),
+)
+
+
+def sync_submodules(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    from rocmbuild.build.remedies import RemedyResult
+
+    name = "sync_submodules"
+    if not (plan.source / ".git").exists():
+        return RemedyResult(name, False, plan, f"{plan.source} is not a git checkout: nothing to sync "
+                            "(re-download the source with its submodules)")
+    for argv in SYNC_COMMANDS:
+        result = ctx.run(list(argv), env=plan.env, cwd=plan.source, timeout=GIT_TIMEOUT_S)
+        if result.missing:
+            return RemedyResult(name, False, plan, "git is not installed")
+        if not result.ok:
+            last = (result.output.strip().splitlines() or ["no output"])[-1]
+            return RemedyResult(name, False, plan, f"`{' '.join(argv)}` failed in {plan.source}: {last}",
+                                warning="the submodule's commit is not on its remote either: re-clone the "
+                                        "source, or check out a ref whose submodules exist")
+    path = diagnosis.fields.get("path")
+    return RemedyResult(name, True, plan, "ran `git submodule sync --recursive && git submodule update --init "
+                        f"--recursive` in {plan.source}" + (f" (submodule {path})" if path else ""))
+
+
+def narrower_archs(requested: Sequence[str], local: Sequence[str]) -> tuple[str, ...] | None:
+    """The requested archs the local GPUs need, when that is a proper, non-empty subset; else None (pure)."""
+    have = {a.split(":", 1)[0] for a in local}
+    kept = tuple(a for a in requested if a.split(":", 1)[0] in have)
+    if not kept or len(kept) >= len(requested):
+        return None
+    return kept
+
+
+def narrow_archs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    from rocmbuild.build.remedies import RemedyResult, cmake_caches, safe_remove
+
+    name = "narrow_archs"
+    detection = ctx.detect_archs()
+    local = detection.targets if detection else ()
+    narrowed = narrower_archs(plan.archs, local)
+    requested = ", ".join(plan.archs)
+    if narrowed is None:
+        if len(plan.archs) <= 1:
+            why = f"the build is for one arch ({requested}) already"
+        elif not local:
+            why = "no local GPU was detected to narrow the list to"
+        else:
+            why = f"the local GPUs ({', '.join(local)}) need all of {requested}"
+        return RemedyResult(name, False, plan, f"nothing narrower than {requested}: {why}",
+                            warning="build fewer gfx targets (--arch with only the GPUs you run on), "
+                                    "the only fix upstream knows for a relocation overflow")
+    reason = f"narrowed from {requested} to the local GPUs (remedy narrow_archs)"
+    separator = plan.recipe.arch.separator
+    changes = [EnvChange(var, "set", separator.join(narrowed), reason) for var in plan.recipe.arch.variables]
+    source = detection.source if detection else "detection"
+    # CMake caches the arch list of the first configure: without a fresh configure nothing changes.
+    removed, _ = safe_remove(plan.source, cmake_caches(plan.source))
+    detail = (f"archs {requested} -> {', '.join(narrowed)} (the GPUs found by {source}) in "
+              f"{', '.join(plan.recipe.arch.variables) or 'the plan'}")
+    if removed:
+        detail += f"; removed {', '.join(removed)} for a fresh configure"
+    return RemedyResult(name, True, plan.with_changes(*changes, archs=narrowed), detail, removed=tuple(removed))

@@ -1,0 +1,420 @@
+"""The failure catalogue: signatures as data, loaded and validated.
+
+Owns the loading of ``signatures.toml`` (bundled with the package) and of the
+user's own signature files (``$XDG_CONFIG_HOME/rocmbuild/signatures/*.toml``,
+which add entries or override bundled ones by ``id``), the validation of both
+(every problem is a :class:`~rocmbuild.errors.CatalogueError` naming the file
+and the entry).  The checks behind ``rocmbuild signatures check`` live in
+:mod:`rocmbuild.diagnosis.signature_check` (they need the classifier, which needs this module).
+
+A file holds per-category defaults and signatures::
+
+    [category.missing_library]
+    retryable = true
+    remedies = ["add_library_paths", "clean_build"]
+    advice = "what a person should do when the ladder is spent"
+
+    [[signature]]
+    id = "ld-cannot-find-library"        # unique; a user file with the same id replaces it
+    category = "missing_library"
+    description = "GNU ld cannot find -lNAME"
+    patterns = ['cannot find -l(?P<library>[^\\s:]+)']   # Python regexes; named groups = fields
+    exclude = []                           # a line matching any of these never matches
+    keywords = ["cannot find -l"]          # literal substrings: the watcher's prefilter
+    priority = 70                          # higher wins
+    fallback = false                       # generic: loses to any specific match anywhere
+    examples = ["/usr/bin/ld: cannot find -lhipblas"]
+    near_misses = ["..."]
+    references = ["ROCm/hip#3042"]         # public threads the shape was taken from
+
+Optional signature keys: ``retryable`` and ``remedies`` (override the
+category's), ``confirm`` + ``confirm_within`` (the match only counts as
+specific when one of these patterns matches within N following lines;
+unconfirmed it is a fallback), ``after_patterns`` + ``after_within`` (fill
+missing fields from the following lines, e.g. CMake's NOTFOUND variable list),
+``dismiss`` + ``dismiss_within`` (the tool itself says the failure was harmless within
+N following lines, e.g. ``Server does not provide clone.bundle; ignoring``),
+``alone = true`` (a guess from circumstance: it counts only when the log shows no
+other error line that a person would read first),
+``enabled = false`` (a user file switching a bundled signature off), ``advice``
+(what to do when this signature, not just its category, is the cause: it
+replaces the category's advice; ``{field}`` placeholders take the captures).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from rocmbuild import paths
+from rocmbuild.diagnosis.patterns import Searchable, compile_user_pattern
+from rocmbuild.errors import CatalogueError
+
+CATEGORIES = (
+    "missing_library",
+    "missing_runtime_library",
+    "arch_mismatch",
+    "unsupported_arch",
+    "compiler_crash",
+    "out_of_memory",
+    "stale_build",
+    "abi_mismatch",
+    "toolchain_missing",
+    "missing_python_dependency",
+    "network",
+    "disk_full",
+    "stalled",
+    "unknown",
+)
+REMEDY_NAMES = (
+    "add_library_paths",
+    "clean_build",
+    "uninstall_packages",
+    "lower_optimization",
+    "reduce_jobs",
+    "wait_and_retry",
+    "set_cmake_policy_minimum",
+    "sync_submodules",
+    "narrow_archs",
+)
+BUNDLED_NAME = "signatures.toml"
+
+_SIGNATURE_KEYS = {
+    "id", "category", "description", "patterns", "exclude", "priority", "fallback", "retryable",
+    "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within",
+    "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone",
+}
+_REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
+_CATEGORY_KEYS = {"retryable", "remedies", "advice"}
+_TOP_KEYS = {"signature", "category"}
+_ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class CategoryInfo:
+    """Per-category defaults: is it worth retrying, and the ladder of remedies."""
+
+    name: str
+    retryable: bool
+    remedies: tuple[str, ...]
+    advice: str = ""
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One failure signature: how a line looks when this failure happened."""
+
+    id: str
+    category: str
+    description: str
+    patterns: tuple[Searchable, ...]
+    keywords: tuple[str, ...]
+    exclude: tuple[Searchable, ...] = ()
+    priority: int = 50
+    fallback: bool = False
+    retryable: bool | None = None          # None: the category's
+    remedies: tuple[str, ...] | None = None  # None: the category's
+    references: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+    near_misses: tuple[str, ...] = ()
+    confirm: tuple[Searchable, ...] = ()
+    confirm_within: int = 200
+    after_patterns: tuple[Searchable, ...] = ()
+    after_within: int = 5
+    advice: str = ""
+    dismiss: tuple[Searchable, ...] = ()
+    dismiss_within: int = 2
+    alone: bool = False
+    source: str = ""
+
+    def match(self, text: str) -> dict[str, str] | None:
+        """The captured fields when ``text`` is this failure, else None."""
+        if not any(k in text for k in self.keywords):
+            return None
+        for pattern in self.patterns:
+            found = pattern.search(text)
+            if found is None:
+                continue
+            if any(x.search(text) for x in self.exclude):
+                return None
+            return {k: v for k, v in found.groupdict().items() if v}
+        return None
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """All signatures (bundled + user), ordered by priority, and the categories."""
+
+    signatures: tuple[Signature, ...]
+    categories: Mapping[str, CategoryInfo]
+    sources: tuple[str, ...] = ()
+    _by_keyword: Mapping[str, tuple[Signature, ...]] = field(default_factory=dict, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        index: dict[str, list[Signature]] = {}
+        for sig in self.signatures:
+            for keyword in sig.keywords:
+                index.setdefault(keyword, []).append(sig)
+        object.__setattr__(self, "_by_keyword", {k: tuple(v) for k, v in index.items()})
+
+    @property
+    def keywords(self) -> tuple[bytes, ...]:
+        """Every keyword as UTF-8 bytes (the watcher's prefilter), longest first, no duplicates."""
+        return tuple(sorted({k.encode() for k in self._by_keyword}, key=lambda b: (-len(b), b)))
+
+    def candidates(self, text: str) -> list[Signature]:
+        """Signatures that have a keyword in ``text`` (the only ones that can match it)."""
+        seen: dict[str, Signature] = {}
+        for keyword, sigs in self._by_keyword.items():
+            if keyword in text:
+                for sig in sigs:
+                    seen.setdefault(sig.id, sig)
+        return list(seen.values())
+
+    def get(self, signature_id: str) -> Signature:
+        for sig in self.signatures:
+            if sig.id == signature_id:
+                return sig
+        raise KeyError(signature_id)
+
+    def category(self, name: str) -> CategoryInfo:
+        return self.categories.get(name) or CategoryInfo(name, retryable=False, remedies=())
+
+    def retryable(self, sig: Signature) -> bool:
+        return sig.retryable if sig.retryable is not None else self.category(sig.category).retryable
+
+    def remedies(self, sig: Signature) -> tuple[str, ...]:
+        return sig.remedies if sig.remedies is not None else self.category(sig.category).remedies
+
+    def advice(self, sig: Signature | None, category: str) -> str:
+        """What to do about a failure: the signature's own advice, else its category's."""
+        if sig is not None and sig.advice:
+            return sig.advice
+        return self.category(category).advice
+
+    def category_ladders(self) -> dict[str, tuple[str, ...]]:
+        """Each category's remedy ladder (the ladder policy's input)."""
+        return {name: info.remedies for name, info in self.categories.items()}
+
+
+# --------------------------------------------------------------------------------------------- loading
+
+
+def bundled_path() -> Path:
+    return Path(str(resources.files("rocmbuild").joinpath(BUNDLED_NAME)))
+
+
+def user_signature_dir() -> Path:
+    """``$XDG_CONFIG_HOME/rocmbuild/signatures`` (platformdirs honours XDG_CONFIG_HOME)."""
+    return paths.config_dir("signatures")
+
+
+def user_signature_files() -> list[Path]:
+    directory = user_signature_dir()
+    return sorted(directory.glob("*.toml")) if directory.is_dir() else []
+
+
+def _error(source: str, entry: str | None, what: str, todo: str = "") -> CatalogueError:
+    where = f"{source}: signature '{entry}'" if entry else source
+    return CatalogueError(f"{where}: {what}", why="the failure catalogue must validate before a build can be diagnosed",
+                          todo=todo or f"fix {source} (see `rocmbuild signatures check {source}`)")
+
+
+def _strings(value: Any, source: str, entry: str | None, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise _error(source, entry, f"'{key}' must be a list of strings")
+    return tuple(value)
+
+
+def _regexes(value: Any, source: str, entry: str | None, key: str) -> tuple[Searchable, ...]:
+    """Compiled patterns: Python's ``re`` for the bundled catalogue, time-bounded ones for user files."""
+    trusted = source == str(bundled_path())
+    compiled: list[Searchable] = []
+    for text in _strings(value, source, entry, key):
+        try:
+            compiled.append(re.compile(text) if trusted else compile_user_pattern(text))
+        except (re.error, ValueError) as exc:
+            raise _error(source, entry, f"invalid regex in '{key}': {text!r}: {exc}",
+                         todo=f"fix the pattern in {source}; patterns must not nest quantifiers "
+                              "(write (ab)+ as ab(ab)* only when it cannot match the same text two ways)") from exc
+    return tuple(compiled)
+
+
+def _one_line(value: Any, source: str, entry: str | None, key: str) -> str:
+    if not isinstance(value, str):
+        raise _error(source, entry, f"'{key}' must be a string")
+    return " ".join(value.split())
+
+
+def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[str, ...]:
+    names = _strings(value, source, entry, "remedies")
+    for name in names:
+        if name not in REMEDY_NAMES:
+            raise _error(source, entry, f"unknown remedy '{name}'", todo=f"use one of: {', '.join(REMEDY_NAMES)}")
+    return names
+
+
+def _bool(value: Any, source: str, entry: str | None, key: str) -> bool:
+    if not isinstance(value, bool):
+        raise _error(source, entry, f"'{key}' must be true or false")
+    return value
+
+
+def _int(value: Any, source: str, entry: str | None, key: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise _error(source, entry, f"'{key}' must be an integer")
+    return value
+
+
+def _parse_category(name: str, table: Any, source: str, base: CategoryInfo | None) -> CategoryInfo:
+    label = f"category.{name}"
+    if name not in CATEGORIES:
+        raise _error(source, None, f"unknown category '{name}' in [{label}]",
+                     todo=f"use one of: {', '.join(CATEGORIES)}")
+    if not isinstance(table, dict):
+        raise _error(source, None, f"[{label}] must be a table")
+    unknown = sorted(set(table) - _CATEGORY_KEYS)
+    if unknown:
+        raise _error(source, None, f"unknown key '{unknown[0]}' in [{label}]",
+                     todo=f"allowed keys: {', '.join(sorted(_CATEGORY_KEYS))}")
+    info = base or CategoryInfo(name, retryable=False, remedies=())
+    if "retryable" in table:
+        info = replace(info, retryable=_bool(table["retryable"], source, label, "retryable"))
+    if "remedies" in table:
+        info = replace(info, remedies=_remedy_list(table["remedies"], source, label))
+    if "advice" in table:
+        if not isinstance(table["advice"], str):
+            raise _error(source, label, "'advice' must be a string")
+        info = replace(info, advice=table["advice"])
+    return info
+
+
+def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signature | None]:
+    if not isinstance(table, dict):
+        raise _error(source, None, f"[[signature]] number {index + 1} must be a table")
+    entry_id = table.get("id")
+    label = entry_id if isinstance(entry_id, str) else f"#{index + 1}"
+    unknown = sorted(set(table) - _SIGNATURE_KEYS)
+    if unknown:
+        raise _error(source, label, f"unknown key '{unknown[0]}'",
+                     todo=f"allowed keys: {', '.join(sorted(_SIGNATURE_KEYS))}")
+    if not isinstance(entry_id, str) or not _ID.match(entry_id):
+        raise _error(source, label, "'id' must be a lowercase name (letters, digits, - _ .)")
+    if table.get("enabled", True) is False:
+        return entry_id, None
+    if "enabled" in table:
+        _bool(table["enabled"], source, label, "enabled")
+    for key in _REQUIRED_KEYS:
+        if key not in table:
+            raise _error(source, label, f"missing required key '{key}'")
+    category = table["category"]
+    if category not in CATEGORIES or category in ("unknown", "stalled"):
+        raise _error(source, label, f"unknown category '{category}'",
+                     todo=f"use one of: {', '.join(c for c in CATEGORIES if c not in ('unknown', 'stalled'))}")
+    description = table["description"]
+    if not isinstance(description, str) or not description.strip() or "\n" in description.strip():
+        raise _error(source, label, "'description' must be one line of text")
+    patterns = _regexes(table["patterns"], source, label, "patterns")
+    if not patterns:
+        raise _error(source, label, "'patterns' must not be empty")
+    keywords = _strings(table["keywords"], source, label, "keywords")
+    if not keywords or any(not k for k in keywords):
+        raise _error(source, label, "'keywords' must be a non-empty list of non-empty strings")
+    examples = _strings(table.get("examples", []), source, label, "examples")
+    for example in examples:
+        if not any(k in example for k in keywords):
+            raise _error(source, label, f"example {example!r} contains none of the keywords {list(keywords)}",
+                         todo="a line can only match when it contains a keyword: add one that the example contains")
+    sig = Signature(
+        id=entry_id,
+        category=category,
+        description=description.strip(),
+        patterns=patterns,
+        keywords=keywords,
+        exclude=_regexes(table.get("exclude", []), source, label, "exclude"),
+        priority=_int(table.get("priority", 50), source, label, "priority"),
+        fallback=_bool(table.get("fallback", False), source, label, "fallback"),
+        retryable=_bool(table["retryable"], source, label, "retryable") if "retryable" in table else None,
+        remedies=_remedy_list(table["remedies"], source, label) if "remedies" in table else None,
+        references=_strings(table.get("references", []), source, label, "references"),
+        examples=examples,
+        near_misses=_strings(table.get("near_misses", []), source, label, "near_misses"),
+        confirm=_regexes(table.get("confirm", []), source, label, "confirm"),
+        confirm_within=_int(table.get("confirm_within", 200), source, label, "confirm_within"),
+        after_patterns=_regexes(table.get("after_patterns", []), source, label, "after_patterns"),
+        after_within=_int(table.get("after_within", 5), source, label, "after_within"),
+        advice=_one_line(table.get("advice", ""), source, label, "advice"),
+        dismiss=_regexes(table.get("dismiss", []), source, label, "dismiss"),
+        dismiss_within=_int(table.get("dismiss_within", 2), source, label, "dismiss_within"),
+        alone=_bool(table.get("alone", False), source, label, "alone"),
+        source=source,
+    )
+    return entry_id, sig
+
+
+def _read(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except FileNotFoundError as exc:
+        raise _error(str(path), None, "no such file") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise _error(str(path), None, f"not valid TOML: {exc}") from exc
+
+
+def _merge_file(path: Path, signatures: dict[str, Signature | None], categories: dict[str, CategoryInfo]) -> list[str]:
+    """Add ``path``'s categories and signatures (later files override by id); return its ids."""
+    source = str(path)
+    data = _read(path)
+    unknown = sorted(set(data) - _TOP_KEYS)
+    if unknown:
+        raise _error(source, None, f"unknown top-level key '{unknown[0]}'",
+                     todo="use [[signature]] and [category.NAME]")
+    cats = data.get("category", {})
+    if not isinstance(cats, dict):
+        raise _error(source, None, "'category' must be a table of [category.NAME] tables")
+    for name, table in cats.items():
+        categories[name] = _parse_category(name, table, source, categories.get(name))
+    entries = data.get("signature", [])
+    if not isinstance(entries, list):
+        raise _error(source, None, "'signature' must be an array of tables ([[signature]])")
+    ids: list[str] = []
+    for index, table in enumerate(entries):
+        entry_id, sig = _parse_signature(table, source, index)
+        if entry_id in ids:
+            raise _error(source, entry_id, "duplicate id in the same file")
+        ids.append(entry_id)
+        signatures[entry_id] = sig
+    return ids
+
+
+def _build(signatures: dict[str, Signature | None], categories: dict[str, CategoryInfo],
+           sources: Sequence[str]) -> Catalogue:
+    for name in CATEGORIES:
+        categories.setdefault(name, CategoryInfo(name, retryable=False, remedies=()))
+    live = [s for s in signatures.values() if s is not None]
+    # Priority order (higher first); the file order breaks ties, as in PyTorch's log classifier.
+    ordered = sorted(enumerate(live), key=lambda pair: (-pair[1].priority, pair[0]))
+    return Catalogue(tuple(s for _, s in ordered), dict(categories), tuple(sources))
+
+
+def load_catalogue(extra: Iterable[Path] = (), *, user: bool = True, bundled: bool = True) -> Catalogue:
+    """The bundled catalogue, then the user's files, then ``extra`` files (later override by id)."""
+    signatures: dict[str, Signature | None] = {}
+    categories: dict[str, CategoryInfo] = {}
+    files: list[Path] = []
+    if bundled:
+        files.append(bundled_path())
+    if user:
+        files.extend(user_signature_files())
+    files.extend(Path(p) for p in extra)
+    for path in files:
+        _merge_file(path, signatures, categories)
+    return _build(signatures, categories, [str(p) for p in files])

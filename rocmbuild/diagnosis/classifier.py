@@ -1,0 +1,523 @@
+"""Failure diagnosis: which catalogued failure a build log shows, and on which line.
+
+Owns the ranking policy that turns signature matches into one Diagnosis.  The
+catalogue (``signatures.toml`` + ``catalogue.py``) says what lines look like;
+this module decides which of several matching lines is the root cause:
+
+1. Specific beats generic: a ``fallback`` signature (or a ``confirm`` signature
+   whose confirmation never came) only wins when nothing specific matched anywhere.
+2. Resource exhaustion explains everything else: signatures with priority >= 90
+   (``disk_full``, ``out_of_memory``) win wherever they are, so an OOM kill beats
+   the crash text printed after it and ``No space left on device`` beats the
+   backend error around it.
+3. Anchor in the failing step: ninja's first ``FAILED: <target>`` block (up to the
+   next ``[N/M]`` status line, ``FAILED:`` or ``ninja: build stopped``) holds the
+   first error; matches inside it beat matches elsewhere.
+4. Then priority, then the earliest line (the first error beats follow-on errors).
+
+Boilerplate (pip's ``subprocess-exited-with-error``, ``Failed building wheel``,
+ninja's ``build stopped``, CMake's ``Configuring incomplete``) is matched by no
+signature, so it can never win by being last.
+
+Blocks: a failure that spans lines is read as one unit.  An LLVM crash report
+(``Stack dump:``, ``0. Program arguments``, ``Running pass``, frames in LLVM's or
+glibc's form) is a compiler crash with or without a ``command failed`` line
+(frames alone need a second frame to confirm them); a CMake error block is
+matched on its indented message lines (``Could not find a package
+configuration file provided by "X"``); in a Python traceback the frames' source
+lines are never the error, the exception line is.  A match that the tool
+itself dismisses on the next lines (``...; ignoring``) does not count.
+
+Never pointing nowhere: when no signature matches, the diagnosis is
+``unknown`` but still names a decisive line: the first error-looking line that
+clean builds do not print (not a warning, not a CMake check result, not
+boilerplate), preferring the first ``FAILED:`` block, with its context.
+
+Exit status: 137 or -9 (SIGKILL) turns the weak out_of_memory signatures (a bare
+``Killed`` line, ``[code=137]``, ``std::bad_alloc``) into specific ones, and with no
+match at all the diagnosis is out_of_memory (signature ``exit-status-sigkill``).
+Without that exit status a bare ``Killed`` still counts, but only as a fallback.
+
+``Classifier`` implements the watcher's LineHook (only lines containing a keyword
+reach ``on_line``); ``classify()`` and ``classify_stream()`` are the pure entry points.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, BinaryIO, Protocol
+
+from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
+from rocmbuild.diagnosis.noise import clean_line
+
+CONTEXT_BEFORE = 6
+CONTEXT_AFTER = 4
+FAILED_WINDOW = 3000  # lines after the first FAILED: watched for the end of its block
+GLOBAL_PRIORITY = 90  # resource exhaustion: wins wherever it is
+KILL_STATUSES = frozenset({137, -9})
+CHUNK_SIZE = 1 << 20
+# Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
+# words for the decisive line of an unknown failure.
+MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",
+                                      b"FATAL")
+
+_NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
+_PY_FRAME = re.compile(r'^File "(?!<)[^"]*", line \d+')  # frames of "<string>" have no source line
+_PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
+_BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
+
+# Error-looking lines, for the decisive line of an unknown failure.
+_ERRORISH = re.compile(
+    r"(?i)(?:\w(?:error|exception)\b|\b(?:error|fatal|failed|failure|exception|traceback|aborted|"
+    r"segmentation fault|cannot|could not|couldn't|unable to|not found|no such file|undefined)\b|\*\*\*)")
+# ...that clean builds print too, or that only frame the real error.
+_NOT_DECISIVE = re.compile(
+    r"(?i)(?:^--\s|^warning\b|\bwarning:|\[-W|-Werror|\b0 errors?\b|-- (?:failed|not found)$|"
+    r"^checking |\bno error\b|errors? generated|subprocess-exited-with-error|originates from a subprocess|"
+    r"failed building wheel|could not build wheels|failed to build|ninja: build stopped|configuring incomplete|"
+    r"^make(?:\[\d+\])?: \*\*\*|\berror \d+$|waiting for unfinished jobs|returned non-zero exit status|"
+    r"^error: command .* failed|see (?:above|also)|^\[end of output\]|^ERROR: Failed |exited with code)")
+
+
+# --------------------------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class RunnerUp:
+    """Another signature that matched, and why it lost."""
+
+    signature: str
+    category: str
+    line: int | None
+    text: str | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f" at line {self.line}" if self.line is not None else ""
+        return f"{self.signature} ({self.category}){where}: {self.reason}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"signature": self.signature, "category": self.category, "line": self.line,
+                "text": self.text, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """What failed, where, and what the ladder may try (``unknown`` when nothing matched)."""
+
+    category: str
+    signature: str | None = None
+    line: int | None = None
+    text: str | None = None
+    fields: Mapping[str, str] = field(default_factory=dict)
+    retryable: bool = False
+    remedies: tuple[str, ...] = ()
+    context: tuple[str, ...] = ()
+    runners_up: tuple[RunnerUp, ...] = ()
+    description: str = ""
+    advice: str = ""
+
+    @classmethod
+    def simple(cls, category: str, signature: str | None = None, *, text: str | None = None,
+               line: int | None = None, fields: Mapping[str, str] | None = None, retryable: bool = False,
+               remedies: Iterable[str] = (), context: Iterable[str] = (), description: str = "",
+               advice: str = "") -> Diagnosis:
+        """A diagnosis made outside the log (stall, preflight, artifact verification)."""
+        return cls(category=category, signature=signature, line=line, text=text, fields=dict(fields or {}),
+                   retryable=retryable, remedies=tuple(remedies), context=tuple(context),
+                   description=description, advice=advice)
+
+    @property
+    def recognised(self) -> bool:
+        return self.category != "unknown"
+
+    def fingerprint(self) -> str:
+        """Category + signature + sorted fields: equal fingerprints = the same failure came back."""
+        parts = [self.category, self.signature or "-"]
+        parts.extend(f"{k}={v}" for k, v in sorted(self.fields.items()))
+        return "|".join(parts)
+
+    def summary_json(self) -> dict[str, Any]:
+        return {"category": self.category, "signature": self.signature, "line": self.line,
+                "text": self.text, "fields": dict(self.fields), "retryable": self.retryable}
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self.summary_json(), "remedies": list(self.remedies), "context": list(self.context)}
+
+    def explain_json(self) -> dict[str, Any]:
+        """``to_json`` plus why: the signature's description, advice and the runners-up."""
+        return {**self.to_json(), "description": self.description, "advice": self.advice,
+                "fingerprint": self.fingerprint(), "runners_up": [r.to_json() for r in self.runners_up]}
+
+
+# --------------------------------------------------------------------------------------------- matching
+
+
+class _Match:
+    """One matched line while scanning (mutable: after-context and confirmation arrive later)."""
+
+    __slots__ = ("after", "before", "confirmed", "dismissed", "fields", "fields_open", "in_block", "line", "sig",
+                 "text")
+
+    def __init__(self, sig: Signature, line: int, text: str, fields: dict[str, str],
+                 before: tuple[str, ...], in_block: bool) -> None:
+        self.sig = sig
+        self.line = line
+        self.text = text
+        self.fields = fields
+        self.before = before
+        self.in_block = in_block
+        self.after: list[str] = []
+        self.confirmed = not sig.confirm
+        self.dismissed = False
+        self.fields_open = bool(sig.after_patterns)
+
+    def weak(self, promote_oom: bool) -> bool:
+        if promote_oom and self.sig.category == "out_of_memory":
+            return False
+        return self.sig.fallback or not self.confirmed
+
+    def key(self, promote_oom: bool) -> tuple[bool, bool, bool, int, int]:
+        return (not self.weak(promote_oom), self.sig.priority >= GLOBAL_PRIORITY, self.in_block,
+                self.sig.priority, -self.line)
+
+
+_PLAIN = Signature(id="", category="unknown", description="an error-looking line", patterns=(), keywords=())
+
+
+class _Blank(dict[str, str]):
+    def __missing__(self, key: str) -> str:
+        return "?"
+
+
+def fill_advice(advice: str, fields: Mapping[str, str]) -> str:
+    """``advice`` with ``{field}`` placeholders filled from the diagnosis's captures (``?`` when absent)."""
+    if "{" not in advice:
+        return advice
+    try:
+        return advice.format_map(_Blank(fields))
+    except (ValueError, IndexError, AttributeError):  # a user's advice with stray braces stays as written
+        return advice
+
+
+def _normalise(fields: Mapping[str, str]) -> dict[str, str]:
+    out = {}
+    for key, value in fields.items():
+        value = value.strip().rstrip(".,;:'\"")
+        if key == "library" and value.isupper():
+            value = value.lower()  # a CMake variable (HIPBLAS_LIBRARY) names the library in upper case
+        if value:
+            out[key] = value
+    return out
+
+
+class Classifier:
+    """Incremental classifier: the watcher's LineHook, queried live (current) and at the end (finish)."""
+
+    def __init__(self, catalogue: Catalogue | None = None) -> None:
+        self.catalogue = catalogue if catalogue is not None else load_catalogue()
+        self.keywords: tuple[bytes, ...] = tuple(dict.fromkeys((*self.catalogue.keywords, *MARKER_KEYWORDS)))
+        self._first: dict[str, _Match] = {}      # first (confirmed preferred) occurrence per signature
+        self._in_block: dict[str, _Match] = {}   # first occurrence inside the first FAILED block
+        self._counts: dict[str, int] = {}
+        self._open: list[_Match] = []            # still collecting after-context / fields
+        self._confirming: list[tuple[_Match, int]] = []
+        self._dismissing: list[tuple[_Match, int]] = []
+        self._plain: dict[int, _Match] = {}      # unknown's decisive line: best error-looking line per tier
+        self._failed_line: int | None = None
+        self._block_open = False
+        self._last = 0
+        self._dirty = False
+        self._current: Diagnosis | None = None
+
+    # -- LineHook ---------------------------------------------------------------------------------
+
+    def on_line(self, number: int, text: str, before: Sequence[str] = ()) -> int:
+        if text.startswith("==> rocmbuild"):
+            return 0  # rocmbuild's own step headers and notes echo commands; they are never the failure
+        if text.endswith("]") and ": warning: " in text and "[-W" in text:
+            # A compiler warning with its flag (`... [-Wpass-failed=transform-warning]`): real builds print
+            # thousands, and none is a failure (an error promoted by -Werror says `error:`).
+            return 0
+        self._observe(number, text)
+        want = 0
+        if text.startswith("FAILED: ") and self._failed_line is None:
+            self._failed_line = number
+            self._block_open = True
+            want = FAILED_WINDOW
+        if before and _PY_FRAME.match(before[-1]) and not _PY_EXCEPTION.match(text):
+            return want  # a traceback's source line (`raise ReadTimeoutError(...)`), never the error itself
+        matched = False
+        for sig in self.catalogue.candidates(text):
+            fields = sig.match(text)
+            if fields is not None:
+                matched = True
+                want = max(want, self._record(sig, number, text, fields, before))
+        if not matched and len(self._plain) < 3:
+            want = max(want, self._note_plain(number, text, before))
+        return want
+
+    def on_context(self, number: int, text: str) -> None:
+        self._observe(number, text)
+
+    # -- queries ----------------------------------------------------------------------------------
+
+    def current(self) -> Diagnosis | None:
+        """The best specific diagnosis so far (None: nothing specific yet); cheap, for fail-fast.
+
+        Weak (fallback / unconfirmed) matches never show here: they must not stop a build
+        that may still succeed.
+        """
+        if self._dirty:
+            self._dirty = False
+            found = self._decide(exit_status=None, final=False)
+            self._current = found if found.category != "unknown" else None
+        return self._current
+
+    def finish(self, exit_status: int | None = None) -> Diagnosis:
+        """The diagnosis of the whole log (``unknown`` when nothing fits)."""
+        return self._decide(exit_status=exit_status, final=True)
+
+    @property
+    def counts(self) -> Mapping[str, int]:
+        """How many lines each signature matched (for benchmarks and --explain)."""
+        return dict(self._counts)
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _record(self, sig: Signature, number: int, text: str, fields: dict[str, str],
+                before: Sequence[str]) -> int:
+        in_block = self._block_open and self._failed_line is not None and number > self._failed_line
+        match = _Match(sig, number, text, fields, tuple(before)[-CONTEXT_BEFORE:], in_block)
+        self._counts[sig.id] = self._counts.get(sig.id, 0) + 1
+        stored = False
+        if sig.id not in self._first:
+            self._first[sig.id] = match
+            stored = True
+        if in_block and sig.id not in self._in_block:
+            self._in_block[sig.id] = match
+            stored = True
+        want = CONTEXT_AFTER
+        if sig.confirm:
+            first = self._first[sig.id]
+            if not first.confirmed and len(self._confirming) < 64:
+                self._confirming.append((match, number + sig.confirm_within))
+                want = max(want, sig.confirm_within)
+                stored = True
+        if sig.after_patterns:
+            want = max(want, sig.after_within)
+        if sig.dismiss and stored:
+            self._dismissing.append((match, number + sig.dismiss_within))
+            want = max(want, sig.dismiss_within)
+        if stored:
+            self._open.append(match)
+            self._dirty = True
+        return want
+
+    def _observe(self, number: int, text: str) -> None:
+        if number <= self._last:
+            return
+        self._last = number
+        if self._open:
+            self._open = [m for m in self._open if self._feed_after(m, number, text)]
+        if self._confirming:
+            pending = []
+            for match, until in self._confirming:
+                if number > until:
+                    continue
+                if any(p.search(text) for p in match.sig.confirm):
+                    match.confirmed = True
+                    self._promote(match)
+                else:
+                    pending.append((match, until))
+            self._confirming = pending
+        if self._dismissing:
+            pending_dismiss = []
+            for match, until in self._dismissing:
+                if number > until:
+                    continue
+                if any(p.search(text) for p in match.sig.dismiss):
+                    self._dismiss(match)
+                else:
+                    pending_dismiss.append((match, until))
+            self._dismissing = pending_dismiss
+        if self._block_open and self._failed_line is not None and number > self._failed_line and (
+                number > self._failed_line + FAILED_WINDOW or _NINJA_STATUS.match(text)
+                or text.startswith(_BLOCK_END_PREFIXES)):
+            self._block_open = False
+
+    def _dismiss(self, match: _Match) -> None:
+        """The tool said the matched failure was harmless: forget it, so a later occurrence can count."""
+        match.dismissed = True
+        sid = match.sig.id
+        if self._first.get(sid) is match:
+            del self._first[sid]
+        if self._in_block.get(sid) is match:
+            del self._in_block[sid]
+        self._dirty = True
+
+    def _note_plain(self, number: int, text: str, before: Sequence[str]) -> int:
+        """Remember an error-looking line no signature matched (the decisive line of an unknown failure)."""
+        if not _ERRORISH.search(text):
+            return 0
+        boilerplate = bool(_NOT_DECISIVE.search(text))
+        in_block = self._block_open and self._failed_line is not None and number > self._failed_line
+        tier = 0 if in_block and not boilerplate else 1 if not boilerplate else 2
+        if tier in self._plain:
+            return 0
+        match = _Match(_PLAIN, number, text, {}, tuple(before)[-CONTEXT_BEFORE:], in_block)
+        self._plain[tier] = match
+        self._open.append(match)
+        return CONTEXT_AFTER
+
+    @staticmethod
+    def _feed_after(match: _Match, number: int, text: str) -> bool:
+        """Give ``match`` a following line; False once it needs no more."""
+        if number <= match.line:
+            return True
+        if len(match.after) < CONTEXT_AFTER:
+            match.after.append(text)
+        if match.fields_open:
+            if number > match.line + match.sig.after_within:
+                match.fields_open = False
+            else:
+                for pattern in match.sig.after_patterns:
+                    found = pattern.search(text)
+                    if found:
+                        for key, value in found.groupdict().items():
+                            if value and key not in match.fields:
+                                match.fields[key] = value
+                        match.fields_open = False
+                        break
+        return len(match.after) < CONTEXT_AFTER or match.fields_open
+
+    def _promote(self, match: _Match) -> None:
+        sid = match.sig.id
+        first = self._first.get(sid)
+        if first is None or not first.confirmed:
+            self._first[sid] = match
+        block = self._in_block.get(sid)
+        if match.in_block and (block is None or not block.confirmed):
+            self._in_block[sid] = match
+        self._dirty = True
+
+    def _decide(self, exit_status: int | None, final: bool) -> Diagnosis:
+        promote = final and exit_status in KILL_STATUSES
+        best: dict[str, _Match] = {}
+        for match in (*self._first.values(), *self._in_block.values()):
+            seen = best.get(match.sig.id)
+            if seen is None or match.key(promote) > seen.key(promote):
+                best[match.sig.id] = match
+        # A guess from circumstance ("alone") is no answer once the log shows an error line of its own.
+        visible_error = any(tier < 2 for tier in self._plain)
+        candidates = [m for m in best.values() if not m.dismissed and not (m.sig.alone and visible_error)]
+        if not final:
+            candidates = [m for m in candidates if not m.weak(False)]
+        if not candidates:
+            if promote:
+                info = self.catalogue.category("out_of_memory")
+                return Diagnosis(
+                    category="out_of_memory", signature="exit-status-sigkill", text=None,
+                    fields={"exit_status": str(exit_status)}, retryable=info.retryable, remedies=info.remedies,
+                    description="the build was killed by SIGKILL (exit status 137 / -9): the OOM killer",
+                    advice=info.advice)
+            return self._unknown()
+        candidates.sort(key=lambda m: m.key(promote), reverse=True)
+        winner = candidates[0]
+        runners = tuple(
+            RunnerUp(m.sig.id, m.sig.category, m.line, m.text, self._reason(m, winner, promote))
+            for m in candidates[1:])
+        return Diagnosis(
+            category=winner.sig.category,
+            signature=winner.sig.id,
+            line=winner.line,
+            text=winner.text,
+            fields=_normalise(winner.fields),
+            retryable=self.catalogue.retryable(winner.sig),
+            remedies=self.catalogue.remedies(winner.sig),
+            context=(*winner.before, winner.text, *winner.after),
+            runners_up=runners,
+            description=winner.sig.description,
+            advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), _normalise(winner.fields)),
+        )
+
+    def _unknown(self) -> Diagnosis:
+        """Nothing matched: still point at the first error-looking line (tier order), with its context."""
+        advice = self.catalogue.category("unknown").advice
+        if not self._plain:
+            return Diagnosis(category="unknown", advice=advice)
+        plain = self._plain[min(self._plain)]
+        return Diagnosis(category="unknown", line=plain.line, text=plain.text,
+                         context=(*plain.before, plain.text, *plain.after), advice=advice,
+                         description="no catalogued failure matched; this is the first error-looking line")
+
+    @staticmethod
+    def _reason(loser: _Match, winner: _Match, promote: bool) -> str:
+        if loser.weak(promote) and not winner.weak(promote):
+            return "fallback" if loser.confirmed else "fallback (never confirmed)"
+        win_global = winner.sig.priority >= GLOBAL_PRIORITY
+        if win_global and loser.sig.priority < GLOBAL_PRIORITY:
+            if winner.sig.category == "out_of_memory":
+                return "after an OOM kill" if loser.line > winner.line else "explained by an OOM kill"
+            if winner.sig.category == "disk_full":
+                return "after the disk filled up" if loser.line > winner.line else "explained by a full disk"
+            return "lower priority"
+        if winner.in_block and not loser.in_block:
+            return "outside the first FAILED block"
+        if loser.sig.priority < winner.sig.priority:
+            return "lower priority"
+        return "later than the decisive line" if loser.line > winner.line else "lower rank"
+
+
+# --------------------------------------------------------------------------------------------- entry points
+
+
+class _LineHook(Protocol):
+    keywords: tuple[bytes, ...]
+
+    def on_line(self, number: int, text: str, before: Sequence[str]) -> int: ...
+
+    def on_context(self, number: int, text: str) -> None: ...
+
+
+def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = None,
+             exit_status: int | None = None) -> Diagnosis:
+    """Diagnose a log given as lines (or one string / bytes holding the whole log)."""
+    if isinstance(lines, bytes | bytearray):
+        return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status)
+    if isinstance(lines, str):
+        lines = lines.split("\n")
+    classifier = Classifier(catalogue)
+    keywords = [k.decode() for k in classifier.keywords]
+    before: deque[str] = deque(maxlen=CONTEXT_BEFORE)
+    want = 0
+    for number, raw in enumerate(lines, 1):
+        raw = raw.rstrip("\n")
+        if any(k in raw for k in keywords):
+            wanted = classifier.on_line(number, clean_line(raw), tuple(clean_line(b) for b in before))
+            want = max(want - 1, wanted)
+        elif want > 0:
+            classifier.on_context(number, clean_line(raw))
+            want -= 1
+        before.append(raw)
+    return classifier.finish(exit_status)
+
+
+def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
+                    exit_status: int | None = None) -> Diagnosis:
+    """Diagnose a (possibly huge) binary log stream in bounded memory, chunk by chunk."""
+    from rocmbuild.process.watcher import LineScanner  # the watcher imports this module's values lazily too
+
+    classifier = Classifier(catalogue)
+    scanner = LineScanner(classifier)
+    while True:
+        chunk = stream.read(CHUNK_SIZE)
+        if not chunk:
+            break
+        scanner.feed(chunk)
+    scanner.close()
+    return classifier.finish(exit_status)

@@ -1,0 +1,75 @@
+"""What to tell a person (or a provisioning script) to do next, and the exact command to do it.
+
+One place for the text of refusals and of summary.json's ``todo`` (issue 12):
+- the exact command a refusal names (``rocmbuild torch vllm --arch gfx942``);
+- one todo for every failed preflight check at once (all missing libraries in
+  one install line, not one library per rerun);
+- the ``todo`` of each outcome.
+Pure functions over values; report.py keeps the per-category advice.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from rocmbuild.build.preflight import FAIL, Check
+from rocmbuild.host.libraries import install_line
+
+
+def exact_command(recipes: Sequence[str], archs: Sequence[str]) -> str:
+    """The command line that builds ``recipes`` in order for ``archs``, quoted for a shell."""
+    argv = ["rocmbuild", *dict.fromkeys(recipes), *(["--arch", ",".join(archs)] if archs else [])]
+    return " ".join(shlex.quote(a) for a in argv)
+
+
+def requires_todo(required: str, recipes: Sequence[str], archs: Sequence[str], python: str,
+                  packages: Sequence[str]) -> str:
+    """A missing ``requires``: build it first (the exact command), or install it."""
+    command = exact_command([required, *recipes], archs)
+    install = (f"install a ROCm torch into {python} (e.g. `{shlex.quote(python)} -m pip install torch "
+               f"--index-url https://download.pytorch.org/whl/rocm6.4`)" if required == "torch"
+               else f"install {', '.join(packages) or required} into {python}")
+    return f"build it first in the same run: `{command}`; or {install}"
+
+
+def preflight_todo(failed: Sequence[Check], torch_command: str | None = None) -> str:
+    """Every failed check's remedy at once; missing libraries share one install line.
+
+    ``torch_command`` (``rocmbuild torch vllm --arch gfx942``) is named when torch is not a usable
+    ROCm build, so the refusal says exactly what to run.
+    """
+    libraries = [c.name.removeprefix("library ") for c in failed
+                 if c.category == "missing_library" and c.name.startswith("library ")]
+    todos: list[str] = []
+    if libraries:
+        todos.append(f"install the missing libraries ({', '.join(libraries)}): {install_line(libraries)}")
+    for check in failed:
+        if check.category == "missing_library" and check.name.startswith("library "):
+            continue
+        if check.name == "torch (ROCm)" and torch_command:
+            todos.append(f"{check.todo}: `{torch_command}`" if check.todo else f"`{torch_command}`")
+        elif check.todo:
+            todos.append(check.todo)
+    return "; then ".join(dict.fromkeys(todos))
+
+
+def checks_json(checks: Sequence[Check]) -> list[dict[str, Any]]:
+    """summary.json's ``preflight``: every check, not only the first failure."""
+    return [{"check": c.name, "ok": c.status != FAIL, "detail": c.detail, "status": c.status,
+             **({"todo": c.todo} if c.todo and c.status != "ok" else {})} for c in checks]
+
+
+def outcome_todo(outcome: str, diagnosis: Mapping[str, Any] | None, diagnosed_todo: str | None,
+                 stop_reason: str) -> str:
+    """summary.json's ``todo`` for how the run ended."""
+    from rocmbuild.records.report import next_steps
+
+    if outcome in ("succeeded", "up_to_date"):
+        return "nothing: the build succeeded and verified"
+    if outcome == "interrupted":
+        return "rerun the same command when ready; the attempt logs show how far it got"
+    if outcome == "budget_exhausted" and not (diagnosis and diagnosis.get("category") == "stalled"):
+        return f"give the run more time (--budget) and rerun; {stop_reason}"
+    return diagnosed_todo or next_steps(diagnosis) or "read the last attempt's log and rerun"

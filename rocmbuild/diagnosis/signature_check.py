@@ -1,0 +1,102 @@
+"""``rocmbuild signatures check``: a signature file's examples and near-misses, against the whole catalogue.
+
+Owns the checks only; loading and validation are :mod:`rocmbuild.diagnosis.catalogue`'s, matching is
+:mod:`rocmbuild.diagnosis.classifier`'s.  (Kept apart so that neither of those imports the other's user.)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rocmbuild.diagnosis.catalogue import (
+    Catalogue,
+    CategoryInfo,
+    Signature,
+    _build,
+    _merge_file,
+    bundled_path,
+    load_catalogue,
+    user_signature_files,
+)
+from rocmbuild.diagnosis.classifier import classify
+from rocmbuild.errors import CatalogueError
+
+
+@dataclass(frozen=True)
+class ExampleCase:
+    """One bundled example or near-miss line, for tests and ``signatures check``."""
+
+    signature: str
+    line: str
+    should_match: bool
+
+
+def example_cases(catalogue: Catalogue | None = None) -> list[ExampleCase]:
+    """Every example (must match) and near-miss (must not) of every signature."""
+    cat = catalogue or load_catalogue(user=False)
+    cases: list[ExampleCase] = []
+    for sig in cat.signatures:
+        cases.extend(ExampleCase(sig.id, line, True) for line in sig.examples)
+        cases.extend(ExampleCase(sig.id, line, False) for line in sig.near_misses)
+    return cases
+
+
+def check_signatures(catalogue: Catalogue, only: Iterable[str] | None = None) -> list[str]:
+    """Failures of the signatures' own examples against ``catalogue``.
+
+    Each example must match its signature and be classified in that signature's category
+    by the whole catalogue (one line alone; a higher-priority signature of another category
+    that also claims it would steal the diagnosis); each near-miss must not match its signature.
+    """
+    wanted = set(only) if only is not None else None
+    failures = []
+    for sig in catalogue.signatures:
+        if wanted is not None and sig.id not in wanted:
+            continue
+        where = f"{sig.source}: {sig.id}"
+        if not sig.examples:
+            failures.append(f"{where}: has no examples")
+        for line in sig.examples:
+            if sig.match(line) is None:
+                failures.append(f"{where}: example does not match: {line!r}")
+                continue
+            got = classify([line], catalogue=catalogue)
+            if got.category != sig.category:
+                failures.append(f"{where}: example is classified as {got.signature or 'unknown'} "
+                                f"({got.category}) by the whole catalogue: {line!r}")
+        for line in sig.near_misses:
+            if sig.match(line) is not None:
+                failures.append(f"{where}: near-miss matches: {line!r}")
+    return failures
+
+
+def check_catalogue(path: Path | None = None) -> tuple[list[str], int]:
+    """``rocmbuild signatures check [FILE]``: (failures, number of signatures checked).
+
+    With ``path``: that file's signatures, loaded over the bundled and user catalogue (so
+    overlaps with bundled signatures are found).  Without: the bundled and user catalogue.
+    A file that does not load is one failure (the CatalogueError's message).
+    """
+    try:
+        if path is None:
+            catalogue = load_catalogue()
+            return check_signatures(catalogue), len(catalogue.signatures)
+        signatures: dict[str, Signature | None] = {}
+        categories: dict[str, CategoryInfo] = {}
+        files = [bundled_path(), *user_signature_files()]
+        files = [f for f in files if f.resolve() != Path(path).resolve()]
+        for file in files:
+            _merge_file(file, signatures, categories)
+        ids = _merge_file(Path(path), signatures, categories)
+        catalogue = _build(signatures, categories, [*map(str, files), str(path)])
+        live = [i for i in ids if signatures.get(i) is not None]
+        return check_signatures(catalogue, only=live), len(live)
+    except CatalogueError as exc:
+        return [exc.what], 0
+
+
+def check_file(path: Path | str | None = None) -> list[str]:
+    """The failures of ``check_catalogue`` alone (empty: every example and near-miss behaves)."""
+    return check_catalogue(Path(path) if path is not None else None)[0]

@@ -1,0 +1,141 @@
+"""Provenance of one attempt: tool versions, submodule SHAs, every URL the build downloaded.
+
+Owns ``attempts[].provenance`` in summary.json (additive), so that a report
+can say what changed between a build that worked and one that did not: a new
+setuptools, another torch, a submodule that moved, a download from another
+mirror.  Versions are asked of the tools the build itself runs (its PATH and
+interpreter); URLs are parsed from the attempt's log (pip's ``Downloading
+https://...``, CMake's ``-- Downloading ...`` / ``Fetching ...``, git clone
+and submodule URLs, wget/curl).  Credentials in URLs (``user:pw@``, secret
+query parameters) are redacted before anything is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import regex
+
+from rocmbuild.process import command as proc
+from rocmbuild.records.redact import redact_text
+
+MAX_URLS = 500   # a build that downloads more than this is summarised, not listed in full
+
+_URL = regex.compile(r"\b(?:https?|git|ssh|ftp|s3)://[^\s'\"<>()\[\]{}`]+")
+# Lines where a URL means "the build fetched this" (not a URL in a warning or a help text).
+_FETCH_LINE = regex.compile(
+    r"\b(?:Downloading|Fetching|Cloning|git\s+clone|git\s+fetch|registered\s+for\s+path|wget|curl|"
+    r"Collecting\s+\S+\s+@|Obtaining|Downloaded)\b", regex.IGNORECASE)
+_ANSI = regex.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+
+
+def redact_url(url: str) -> str:
+    """``https://user:pw@host/x?token=abc`` -> ``https://<redacted>@host/x?token=<redacted>`` (redact.py's rule)."""
+    return redact_text(url)
+
+
+def downloaded_urls(lines: Iterable[str]) -> list[str]:
+    """URLs on fetch lines, redacted, each once, in order of first appearance (pure)."""
+    found: dict[str, None] = {}
+    for raw in lines:
+        line = _ANSI.sub("", raw.rstrip("\r\n").rsplit("\r", 1)[-1])
+        if "://" not in line or not _FETCH_LINE.search(line):
+            continue
+        for match in _URL.finditer(line):
+            url = match.group(0).rstrip(".,;:!'\"")
+            found.setdefault(redact_url(url))
+            if len(found) >= MAX_URLS:
+                return list(found)
+    return list(found)
+
+
+def urls_in_log(log: Path) -> list[str]:
+    try:
+        with log.open("r", encoding="utf-8", errors="replace") as handle:
+            return downloaded_urls(handle)
+    except OSError:
+        return []
+
+
+def parse_submodule_status(output: str) -> dict[str, str]:
+    """``git submodule status --recursive`` -> {path: sha}; a leading '-' (not initialised) is skipped."""
+    found = {}
+    for line in output.splitlines():
+        match = regex.match(r"^[ +U]?([0-9a-f]{7,64}) (\S+)", line)
+        if match:
+            found[match[2]] = match[1]
+    return found
+
+
+_PYTHON_VERSIONS = """
+import json
+from importlib import metadata
+out = {}
+for name in ("setuptools", "pip", "torch", "wheel", "cmake", "ninja"):
+    try:
+        out[name] = metadata.version(name)
+    except Exception:
+        out[name] = None
+print(json.dumps(out))
+"""
+
+
+def _first_line(result: proc.CommandResult) -> str | None:
+    if result.missing or not result.ok:
+        return None
+    lines = [line.strip() for line in result.output.splitlines() if line.strip()]
+    return lines[0] if lines else None
+
+
+def _version_lines(result: proc.CommandResult) -> str | None:
+    """The lines that say "version" (hipcc prints HIP's and clang's, after whatever its helpers print)."""
+    if result.missing:
+        return None
+    lines = [line.strip() for line in result.output.splitlines() if "version" in line.lower()]
+    return "; ".join(lines[:2]) or None
+
+
+def tool_versions(*, python: str, env: Mapping[str, str], rocm_version: str | None, hip_compiler: str | None,
+                  run: proc.Run = proc.capture) -> dict[str, str | None]:
+    """The versions of what the build runs, with the build's environment (its PATH, its interpreter)."""
+    environ = dict(env)
+    versions: dict[str, str | None] = {"rocm": rocm_version}
+    versions["hip_compiler"] = _version_lines(run([hip_compiler, "--version"], env=environ)) if hip_compiler else None
+    versions["cmake"] = _first_line(run(["cmake", "--version"], env=environ))
+    versions["ninja"] = _first_line(run(["ninja", "--version"], env=environ))
+    result = run([python, "-c", _PYTHON_VERSIONS], env=environ)
+    packages: dict[str, Any] = {}
+    if result.ok:
+        try:
+            packages = json.loads(result.output.strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            packages = {}
+    for name in ("setuptools", "pip", "torch"):
+        value = packages.get(name)
+        versions[name] = str(value) if value else None
+    return versions
+
+
+def git_state(source: Path, env: Mapping[str, str], run: proc.Run = proc.capture) -> dict[str, Any]:
+    """The source tree's commit and its submodules' SHAs (empty outside a git tree)."""
+    if not (source / ".git").exists():
+        return {}
+    head = _first_line(run(["git", "rev-parse", "HEAD"], env=dict(env), cwd=source))
+    status = run(["git", "submodule", "status", "--recursive"], env=dict(env), cwd=source)
+    subs = parse_submodule_status(status.output) if status.ok else {}
+    return {"commit": head, "submodules": subs}
+
+
+def collect(*, source: Path, log: Path, python: str, env: Mapping[str, str], rocm_version: str | None,
+            hip_compiler: str | None, run: proc.Run = proc.capture) -> dict[str, Any]:
+    """``attempts[].provenance``: {"tools": {...}, "commit", "submodules": {...}, "downloads": [...]}."""
+    state = git_state(source, env, run)
+    return {
+        "tools": tool_versions(python=python, env=env, rocm_version=rocm_version, hip_compiler=hip_compiler, run=run),
+        "commit": state.get("commit"),
+        "submodules": state.get("submodules", {}),
+        "downloads": urls_in_log(log),
+    }

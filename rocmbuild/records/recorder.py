@@ -1,0 +1,249 @@
+"""The run directory: summary.json, events.jsonl, attempt-N.log, repro.sh.
+
+Written as the run goes (events line by line, summary after every attempt,
+atomically) so that a killed rocmbuild still leaves a readable record.
+rocmbuild's own events go through structlog as JSON lines named noun.verb;
+raw build output never does (it goes to attempt-N.log, byte for byte).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shlex
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any
+
+import structlog
+
+from rocmbuild import paths
+from rocmbuild.errors import UsageError
+from rocmbuild.records.redact import redact, redact_value, secret_name
+
+PRIVATE_DIR = 0o700  # records may describe a private tree: readable by their owner only
+PRIVATE_FILE = 0o600
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def runs_root() -> Path:
+    return paths.state_dir("runs")
+
+
+def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path:
+    """``--run-dir`` (one subdirectory per recipe when several are built) or a fresh one under the state dir."""
+    if run_dir_option is not None:
+        path = run_dir_option / recipe if several else run_dir_option
+    else:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+        path = runs_root() / f"{stamp}-{recipe}-{os.getpid()}"
+    if (path / "summary.json").exists() or (path / "events.jsonl").exists():
+        raise UsageError(f"the run directory {path} already holds a run",
+                         why="a second run there would mix its logs and events with the first one's",
+                         todo="pass a new --run-dir (or remove the old one after reading it)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        path.chmod(PRIVATE_DIR)
+    except OSError as exc:
+        raise UsageError(f"cannot create the run directory {path}", why=exc.strerror or str(exc),
+                         todo="pass --run-dir DIR pointing at a writable directory") from None
+    # `rocmbuild report latest` follows this link, also to a --run-dir elsewhere.
+    latest = runs_root() / "latest"
+    try:
+        latest.parent.mkdir(parents=True, exist_ok=True)
+        if latest.is_symlink() or latest.exists():
+            latest.unlink()
+        latest.symlink_to(path.resolve())
+    except OSError:
+        pass  # a read-only or racing state dir only costs the shortcut
+    if runs_root().resolve() not in path.resolve().parents:  # `rocmbuild history` finds it through the index
+        from rocmbuild.records.history import remember_run_dir
+
+        remember_run_dir(path.resolve())
+    return path.resolve()
+
+
+def find_run_dir(which: str | None) -> Path:
+    """A run directory from ``report``'s argument: a path, or ``latest`` (the default)."""
+    if which and which != "latest":
+        path = Path(which)
+        if not (path / "summary.json").is_file():
+            raise UsageError(f"{which} is not a rocmbuild run directory (no summary.json)",
+                             todo="pass a directory printed at the end of a build, or 'latest'")
+        return path.resolve()
+    root = runs_root()
+    latest = root / "latest"
+    if (latest / "summary.json").is_file():
+        return latest.resolve()
+    runs = sorted((p for p in root.glob("*/summary.json")), key=lambda p: p.stat().st_mtime) if root.is_dir() else []
+    if not runs:
+        raise UsageError(f"no runs recorded under {root}", todo="run a build first, or pass RUN_DIR")
+    return runs[-1].parent.resolve()
+
+
+def _now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+@dataclass
+class RunRecorder:
+    """Owns one run directory while the run goes."""
+
+    run_dir: Path
+    recipe: str
+    source: Path
+    archs: tuple[str, ...]
+    attempts: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+    echo: IO[str] | None = None  # --verbose: every event also goes here, as it is recorded
+    write_error: str | None = None  # the first record that could not be written (a full filesystem)
+    _events_file: IO[str] | None = None
+    _log: Any = None
+
+    def __post_init__(self) -> None:
+        fd = os.open(self.run_dir / "events.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
+                     PRIVATE_FILE)
+        self._events_file = os.fdopen(fd, "a", encoding="utf-8")
+        self._log = structlog.wrap_logger(
+            structlog.PrintLogger(self._events_file),
+            processors=[
+                structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
+                structlog.processors.JSONRenderer(default=str),
+            ],
+        )
+        # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
+        write_private(self.run_dir / "summary.json", json.dumps(redact(self.summary("running", None))) + "\n")
+
+    def event(self, event_name: str, /, **fields: Any) -> None:
+        fields = redact(fields)
+        try:
+            self._log.info(event_name, **fields)
+        except (OSError, ValueError) as exc:  # a full or broken filesystem: the run goes on, the summary says so
+            self.write_error = self.write_error or f"events.jsonl: {getattr(exc, 'strerror', None) or exc}"
+        if self.echo is not None:
+            shown = " ".join(f"{k}={v}" for k, v in fields.items() if k not in ("env", "context", "options"))
+            self.echo.write(f"rocmbuild[{event_name}] {shown}\n")
+            self.echo.flush()
+
+    def attempt_log(self, number: int) -> Path:
+        return self.run_dir / f"attempt-{number}.log"
+
+    def add_attempt(self, record: dict[str, Any]) -> None:
+        self.attempts.append(record)
+        self.write_summary("running", None)
+
+    def set_remedies(self, remedies: list[str]) -> None:
+        if self.attempts:
+            self.attempts[-1]["remedies"] = remedies
+            self.write_summary("running", None)
+
+    def summary(self, outcome: str, exit_code: int | None) -> dict[str, Any]:
+        return {
+            "recipe": self.recipe,
+            "source": str(self.source),
+            "arch": list(self.archs),
+            "run_dir": str(self.run_dir),
+            "outcome": outcome,
+            "exit_code": exit_code,
+            "attempts": self.attempts,
+            **self.extra,
+        }
+
+    def write_summary(self, outcome: str, exit_code: int | None) -> dict[str, Any]:
+        data: dict[str, Any] = redact(self.summary(outcome, exit_code))
+        if self.write_error:
+            data["records_incomplete"] = self.write_error
+        text = json.dumps(data, indent=2, default=str) + "\n"
+        tmp = self.run_dir / ".summary.json.tmp"
+        try:
+            write_private(tmp, text)
+            tmp.replace(self.run_dir / "summary.json")
+        except OSError:
+            # A full disk: in place (truncating the old summary frees its blocks first), else keep the old one.
+            with contextlib.suppress(OSError):
+                tmp.unlink(missing_ok=True)
+            with contextlib.suppress(OSError):
+                write_private(self.run_dir / "summary.json", text)
+        return data
+
+    def write_repro(self, *, cwd: Path, env_set: Mapping[str, str], command: str, step: str, attempt: int) -> Path:
+        path = self.run_dir / "repro.sh"
+        write_private(path, repro_script(run=self.run_dir.name, recipe=self.recipe, cwd=cwd, env_set=env_set,
+                                         command=command, step=step, attempt=attempt), mode=PRIVATE_DIR)
+        return path
+
+    def close(self) -> None:
+        if self._events_file is not None:
+            with contextlib.suppress(OSError):
+                self._events_file.close()
+            self._events_file = None
+
+
+def _comment(text: str) -> str:
+    """A value for a comment line: one printable line, quoted (a newline cannot start a command)."""
+    return shlex.quote("".join(c if c.isprintable() else "?" for c in text))
+
+
+def repro_script(*, run: str, recipe: str, cwd: Path, env_set: Mapping[str, str], command: str, step: str,
+                 attempt: int) -> str:
+    """repro.sh: every value quoted; a secret is not written but taken from the environment at run time."""
+    exports: list[str] = []
+    for name, value in sorted(env_set.items()):
+        if not _IDENTIFIER.fullmatch(name):  # cannot be exported by a shell; never written unquoted
+            exports.append(f"# not exported (not a variable name): {_comment(name)}")
+        elif secret_name(name) or redact_value(name, value) != value:
+            exports.append(f': "${{{name}:?{name} holds a secret, which is not recorded: export it, then rerun}}"')
+            exports.append(f"export {name}")
+        else:
+            exports.append(f"export {name}={shlex.quote(value)}")
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# Re-enters attempt {attempt} of rocmbuild run {_comment(run)} (recipe {_comment(recipe)}):",
+        f"# its environment (the variables rocmbuild set, on top of yours), its directory and its {_comment(step)}"
+        " step.",
+        f"# Generated {time.strftime('%Y-%m-%d %H:%M:%S')}.  Run: bash repro.sh   (or: bash repro.sh --shell)",
+        "set -e",
+        f"cd -- {shlex.quote(str(cwd))}",
+        *exports,
+        'if [ "${1:-}" = "--shell" ]; then exec "${SHELL:-bash}" -i; fi',
+        f"exec bash -o pipefail -c {shlex.quote(command)}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def write_private(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
+    """Write a record readable by its owner only (whatever the umask)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, mode)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(fd, mode)
+        f.write(text)
+
+
+def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """summary.json and the events of a past run."""
+    try:
+        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"cannot read {run_dir / 'summary.json'}", why=str(exc),
+                             todo="the run may have been killed while writing; see events.jsonl") from None
+    attempts = summary.get("attempts") if isinstance(summary, dict) else None
+    if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
+        raise UsageError(f"{run_dir / 'summary.json'} is not a rocmbuild summary",
+                         why="it has no list of attempts", todo="pass a run directory rocmbuild wrote")
+    events: list[dict[str, Any]] = []
+    events_path = run_dir / "events.jsonl"
+    if events_path.is_file():
+        for line in events_path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # a line cut short by a kill
+            if isinstance(event, dict):
+                events.append(event)
+    return summary, events

@@ -1,0 +1,218 @@
+"""``rocmbuild resume RUN_DIR``: continue an interrupted or killed run where it stopped (issue 16).
+
+Owns saving what a run needs to be continued (``resume.json``: the recipe
+file, the options, the working directory) and rebuilding the plan state from
+the records: the ladder's history from the attempts and their
+``failure.diagnosed`` events, the environment, MAX_JOBS and -O level from the
+last ``plan.changed`` / ``attempt.started`` event (so the remedies applied so
+far hold), and the attempt numbering (an attempt that was running when the
+run was killed keeps its number and log and is recorded as ``interrupted``).
+A finished run, or one whose rocmbuild is still alive, is refused (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, fields, replace
+from pathlib import Path
+from typing import Any
+
+from rocmbuild.build.environment import EnvChange
+from rocmbuild.build.ladder import FailedAttempt
+from rocmbuild.build.plan import BuildPlan
+from rocmbuild.errors import LockHeldError, UsageError
+from rocmbuild.options import BuildOptions
+
+RESUME_FILE = "resume.json"
+_SUMMARY_KEYS = ("recipe", "source", "arch", "run_dir", "outcome", "exit_code", "attempts")
+
+
+def save_resume_state(run_dir: Path, plan: BuildPlan, options: BuildOptions) -> None:
+    # Records hold no secrets: an option carrying credentials (a --cache-remote with a password) is saved
+    # redacted, and `resume` takes it from ROCMBUILD_<NAME> in its own environment instead (load_options).
+    from rocmbuild.records.recorder import write_private
+    from rocmbuild.records.redact import redact
+
+    data = {"recipe": str(plan.recipe.path), "cwd": os.getcwd(),
+            "options": redact({k: str(v) if isinstance(v, Path) else v for k, v in asdict(options).items()})}
+    write_private(run_dir / RESUME_FILE, json.dumps(data, indent=2) + "\n")
+
+
+def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOptions:
+    from rocmbuild.records.redact import REDACTED
+
+    known = {f.name for f in fields(BuildOptions)}
+    values = {k: v for k, v in dict(data.get("options") or {}).items() if k in known}
+    for key, value in list(values.items()):
+        if isinstance(value, str) and REDACTED in value:  # saved without its secret: take it from the caller
+            values[key] = os.environ.get(f"ROCMBUILD_{key.upper()}") or None
+    for key in ("run_dir", "source"):
+        if values.get(key) is not None:
+            values[key] = Path(values[key])
+    options = BuildOptions(**values)
+    return replace(options, run_dir=run_dir, source=Path(source), detach=False, dry_run=False)
+
+
+def ladder_history(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> list[FailedAttempt]:
+    """The ladder's view of the finished attempts (pure): category, fingerprint, ladder, remedies applied."""
+    diagnosed = {e.get("attempt"): e for e in events if e.get("event") == "failure.diagnosed"}
+    history: list[FailedAttempt] = []
+    for attempt in attempts:
+        diagnosis = attempt.get("diagnosis")
+        if not isinstance(diagnosis, Mapping) or attempt.get("ended") == "interrupted":
+            continue
+        event = diagnosed.get(attempt.get("number"), {})
+        history.append(FailedAttempt(
+            number=int(attempt.get("number") or len(history) + 1), ended=str(attempt.get("ended") or "exited"),
+            category=str(diagnosis.get("category")),
+            fingerprint=str(event.get("fingerprint") or f"{diagnosis.get('signature')}:{diagnosis.get('text')}"),
+            retryable=bool(diagnosis.get("retryable", True)), ladder=tuple(event.get("remedies") or ()),
+            remedies=tuple(attempt.get("remedies") or ())))
+    return history
+
+
+def last_plan_state(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The newest of ``attempt.started`` / ``plan.changed``: the environment the next attempt would run with."""
+    return next((e for e in reversed(events) if e.get("event") in ("attempt.started", "plan.changed")), None)
+
+
+def restored_plan(plan: BuildPlan, state: Mapping[str, Any] | None) -> BuildPlan:
+    """``plan`` with the recorded environment, jobs, prepare flag and -O level put back (pure)."""
+    if state is None:
+        return plan
+    env = {str(k): str(v) for k, v in dict(state.get("env") or {}).items()}
+    current = plan.env_set
+    changes = [EnvChange(name, "set", value, reason="restored by rocmbuild resume")
+               for name, value in env.items() if current.get(name) != value]
+    updates: dict[str, Any] = {}
+    if isinstance(state.get("jobs"), int):
+        updates["jobs"] = state["jobs"]
+    if isinstance(state.get("prepare"), bool):
+        updates["run_prepare"] = state["prepare"]
+    if isinstance(state.get("opt_level"), int):
+        updates["opt_level"] = state["opt_level"]
+    return plan.with_changes(*changes, **updates)
+
+
+def killed_attempt(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """The attempt that had started but never finished (the run was killed during it), as a record."""
+    done = {a.get("number") for a in attempts}
+    started = [e for e in events if e.get("event") == "attempt.started" and e.get("attempt") not in done]
+    if not started:
+        return None
+    event = started[-1]
+    number = event.get("attempt")
+    return {"number": number, "started": event.get("timestamp"), "duration_s": None, "ended": "interrupted",
+            "exit_code": None, "log": f"attempt-{number}.log", "env": event.get("env") or {}, "diagnosis": None,
+            "remedies": [], "killed": True}
+
+
+def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Refuse (exit 2) what cannot be resumed; else the saved resume state."""
+    from rocmbuild.process.progress import live_state
+
+    outcome = summary.get("outcome")
+    if outcome != "running":
+        raise UsageError(f"the run in {run_dir} has finished ({outcome}, exit {summary.get('exit_code')})",
+                         why="resume continues a run that was interrupted or killed before it ended",
+                         todo="start a new run with the same command (see `rocmbuild report " f"{run_dir}`)")
+    live = live_state(run_dir, summary, events)
+    if live.alive:
+        raise LockHeldError(f"the run in {run_dir} is still running (rocmbuild PID {live.pid})",
+                            why="two rocmbuilds in one run dir would mix their records",
+                            todo=f"wait for it (rocmbuild report {run_dir}), or stop PID {live.pid} first")
+    try:
+        data = json.loads((run_dir / RESUME_FILE).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise UsageError(f"the run in {run_dir} cannot be resumed: no readable {RESUME_FILE}",
+                         why=f"it was started by an older rocmbuild or stopped before its first attempt ({exc})",
+                         todo="start a new run with the same command") from None
+    if not isinstance(data, dict) or not data.get("recipe"):
+        raise UsageError(f"{run_dir / RESUME_FILE} is not a resume state", todo="start a new run")
+    return data
+
+
+def extra_keys(summary: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k not in _SUMMARY_KEYS}
+
+
+def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, services: Any = None) -> int:
+    """``rocmbuild resume RUN_DIR``: the workflow of app.build, entered with the recorded state."""
+    import filelock
+
+    from rocmbuild import app
+    from rocmbuild.build.planning import plan_all
+    from rocmbuild.build.session import BuildSession
+    from rocmbuild.diagnosis.catalogue import load_catalogue
+    from rocmbuild.errors import ExitCode, Outcome
+    from rocmbuild.process import runner
+    from rocmbuild.records.recorder import RunRecorder, load_run
+
+    services = services or app.DEFAULT_SERVICES
+    run_dir = Path(run_dir_arg).expanduser()
+    if not (run_dir / "summary.json").is_file():
+        raise UsageError(f"{run_dir_arg} is not a rocmbuild run directory (no summary.json)",
+                         todo="pass the run dir a build printed (or `rocmbuild history` lists)")
+    run_dir = run_dir.resolve()
+    summary, events = load_run(run_dir)
+    data = check_resumable(run_dir, summary, events)
+    options = load_options(data, run_dir, str(summary.get("source")))
+    cwd = data.get("cwd")
+    if isinstance(cwd, str) and Path(cwd).is_dir():
+        os.chdir(cwd)  # relative paths in the recipe and options meant what they meant then
+    plan = plan_all([str(data["recipe"])], options, environ, services)[0]
+    attempts = [dict(a) for a in summary.get("attempts") or []]
+    killed = killed_attempt(attempts, events)
+    history = ladder_history(attempts, events)
+    if killed is not None:
+        attempts.append(killed)
+    done = len(attempts)
+    if done >= options.max_attempts:
+        raise UsageError(f"the run in {run_dir} has used all {options.max_attempts} attempts",
+                         why="--max-attempts counts the attempts before the resume too",
+                         todo="start a new run (with a higher --max-attempts if the ladder was still going)")
+    lock, pid_file = app._lock_for(plan.source)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        raise LockHeldError(f"another rocmbuild is building in {plan.source}",
+                            why="two builds in one source tree would corrupt each other",
+                            todo="wait for it to finish, then resume") from None
+    try:
+        pid_file.write_text(str(os.getpid()))
+        plan, cache = app._cache_for(plan, options, services)
+        plan = restored_plan(plan, last_plan_state(events))
+        rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs, attempts=attempts,
+                          extra=extra_keys(summary),
+                          echo=streams.err if options.verbosity == "verbose" else None)
+        try:
+            rec.event("run.resumed", pid=os.getpid(), next_attempt=done + 1, env=plan.env_set, jobs=plan.jobs,
+                      killed_attempt=killed["number"] if killed else None)
+            streams.err.write(f"rocmbuild: resuming {run_dir} at attempt {done + 1} "
+                              f"(MAX_JOBS={plan.jobs}, remedies so far: "
+                              f"{', '.join(r for h in history for r in h.remedies) or 'none'})\n")
+            with runner.InterruptFlag() as interrupted:
+                session = BuildSession(plan, options, rec, streams, services, load_catalogue(), interrupted,
+                                       None, cache)
+                session.state.history = history
+                session.number_offset = done - len(history)
+                outcome, _ = session.run()
+            _, code = app._finish(rec, outcome, session.state.reason, options, streams)
+        except KeyboardInterrupt:
+            rec.event("run.finished", outcome=Outcome.INTERRUPTED, exit_code=int(ExitCode.INTERRUPTED),
+                      reason="interrupted")
+            app._end_record(rec, Outcome.INTERRUPTED, "interrupted", f"rocmbuild resume {run_dir}")
+            rec.write_summary(Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED))
+            raise
+        finally:
+            rec.close()
+    finally:
+        pid_file.unlink(missing_ok=True)
+        lock.release()
+    if options.notify:
+        from rocmbuild.records.notify import notify_console, run_notify
+
+        notify_console(run_notify(options.notify, run_dir, environ, options.notify_timeout_s), streams.err)
+    return code
