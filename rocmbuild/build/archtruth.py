@@ -15,6 +15,7 @@ from pathlib import Path
 
 import regex
 
+from rocmbuild.diagnosis.noise import clean_line
 from rocmbuild.build.artifacts import ArtifactReport
 
 # A configure line that disables something because it is not supported (either order, one line).
@@ -26,7 +27,6 @@ _DOWNGRADE = regex.compile(
     regex.IGNORECASE,
 )
 _GFX = regex.compile(r"\bgfx[0-9a-f]+\b")
-_ANSI = regex.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def beyond_request(report: ArtifactReport) -> list[str]:
@@ -47,7 +47,7 @@ def downgrades(lines: Iterable[str]) -> list[str]:
     """Configure-time 'not supported ... disabling' lines, cleaned, each once, in order."""
     found: dict[str, None] = {}
     for raw in lines:
-        line = _ANSI.sub("", raw.rstrip("\r\n").rsplit("\r", 1)[-1])
+        line = clean_line(raw.rstrip("\n"))  # the one noise rule: ANSI, \r redraws, CI prefixes
         if len(line) > 400:
             continue
         match = _DOWNGRADE.match(line)

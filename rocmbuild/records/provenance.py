@@ -19,6 +19,7 @@ from typing import Any
 
 import regex
 
+from rocmbuild.diagnosis.noise import clean_line
 from rocmbuild.process import command as proc
 from rocmbuild.records.redact import redact_text
 
@@ -29,7 +30,6 @@ _URL = regex.compile(r"\b(?:https?|git|ssh|ftp|s3)://[^\s'\"<>()\[\]{}`]+")
 _FETCH_LINE = regex.compile(
     r"\b(?:Downloading|Fetching|Cloning|git\s+clone|git\s+fetch|registered\s+for\s+path|wget|curl|"
     r"Collecting\s+\S+\s+@|Obtaining|Downloaded)\b", regex.IGNORECASE)
-_ANSI = regex.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 
 
 def redact_url(url: str) -> str:
@@ -41,7 +41,7 @@ def downloaded_urls(lines: Iterable[str]) -> list[str]:
     """URLs on fetch lines, redacted, each once, in order of first appearance (pure)."""
     found: dict[str, None] = {}
     for raw in lines:
-        line = _ANSI.sub("", raw.rstrip("\r\n").rsplit("\r", 1)[-1])
+        line = clean_line(raw.rstrip("\n"))  # the one noise rule: ANSI, \r redraws, CI prefixes
         if "://" not in line or not _FETCH_LINE.search(line):
             continue
         for match in _URL.finditer(line):
