@@ -126,13 +126,8 @@ def _stop_run(tmp: Path, path: str) -> set[str] | str:
     stay = path != "normal-exit"
     r = recipe(tmp, f"{PY} {CHILDREN / 'escapers.py'} {marker}{' stay' if stay else ''}")
     extra = {"stall": ["--stall-timeout", "2s"], "budget": ["--budget", "3s"]}.get(path, [])
-    proc = subprocess.Popen(build_argv(tmp, r, *extra), env=env_for(tmp), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = start_until_ready(build_argv(tmp, r, *extra), env_for(tmp))
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if "escapers ready" in line:
-                break
         sig = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM, "SIGHUP": signal.SIGHUP,
                "SIGKILL": signal.SIGKILL}.get(path)
         if sig is not None:
@@ -181,16 +176,22 @@ def sigkill_records(delay: float) -> Callable[[Path], tuple[bool, str]]:
     return case
 
 
+def start_until_ready(argv: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    """Start a build whose step is escapers.py and wait until its escapers say they are running."""
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "escapers ready" in line:
+            break
+    return proc
+
+
 def leftovers(tmp: Path) -> tuple[bool, str]:
     marker = f"atk-{uuid.uuid4().hex[:10]}"
     r = recipe(tmp, f"{PY} {CHILDREN / 'escapers.py'} {marker} stay")
-    proc = subprocess.Popen(build_argv(tmp, r), env=env_for(tmp), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    proc = start_until_ready(build_argv(tmp, r), env_for(tmp))
     try:
-        assert proc.stdout is not None
-        for line in proc.stdout:
-            if "escapers ready" in line:
-                break
         me = psutil.Process(proc.pid)
         for p in [*(c for c in me.children() if c.status() != psutil.STATUS_ZOMBIE
                     and "watchdog.py" in " ".join(c.cmdline())), me]:

@@ -9,13 +9,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import zipfile
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from test_e2e_ladder import FAKEBUILD, ROCMBUILD, base_env, write_recipe
+from wheels import build_wheel
 
 from rocmbuild import __version__
 from rocmbuild.build.preflight import Check
@@ -101,14 +101,7 @@ def test_preflight_todo_joins_libraries_and_keeps_the_other_todos() -> None:
 
 def _wheel(directory: Path, module: str) -> Path:
     """A real, minimal pure-Python wheel (what pip installs from an index)."""
-    path = directory / f"{module}-1.0-py3-none-any.whl"
-    info = f"{module}-1.0.dist-info"
-    with zipfile.ZipFile(path, "w") as whl:
-        whl.writestr(f"{module}/__init__.py", "VERSION = '1.0'\n")
-        whl.writestr(f"{info}/METADATA", f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
-        whl.writestr(f"{info}/WHEEL", "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n")
-        whl.writestr(f"{info}/RECORD", "")
-    return path
+    return build_wheel(directory, module, "1.0", {f"{module}/__init__.py": "VERSION = '1.0'\n"})
 
 
 PREPARE_RECIPE = """

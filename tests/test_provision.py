@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from wheels import build_wheel
 
 from rocmbuild.build import fingerprint, provision
 
@@ -232,28 +233,11 @@ def test_wheel_without_code_objects_for_the_arch_does_not_verify(tmp_path: Path)
 
 def stand_in_torch(wheelhouse: Path, hip: str | None, version: str) -> Path:
     """A real wheel named torch (pure Python) whose torch.version.hip says which ROCm it was built for."""
-    import base64
-    import hashlib
-
     wheelhouse.mkdir(parents=True, exist_ok=True)
-    dist = f"torch-{version}.dist-info"
-    files = {
+    return build_wheel(wheelhouse, "torch", version, {
         "torch/__init__.py": f"from torch import version\n__version__ = {version!r}\n",
         "torch/version.py": f"__version__ = {version!r}\nhip = {hip!r}\ncuda = None\n",
-        f"{dist}/METADATA": f"Metadata-Version: 2.1\nName: torch\nVersion: {version}\n",
-        f"{dist}/WHEEL": "Wheel-Version: 1.0\nGenerator: rocmbuild-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-    }
-    record = []
-    for name, text in files.items():
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{name},sha256={digest},{len(text.encode())}")
-    record.append(f"{dist}/RECORD,,")
-    wheel = wheelhouse / f"torch-{version}-py3-none-any.whl"
-    with zipfile.ZipFile(wheel, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-        archive.writestr(f"{dist}/RECORD", "\n".join(record) + "\n")
-    return wheel
+    })
 
 
 def host_rocm() -> str:

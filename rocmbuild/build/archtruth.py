@@ -15,7 +15,7 @@ from pathlib import Path
 
 import regex
 
-from rocmbuild.diagnosis.noise import clean_line
+from rocmbuild.diagnosis.noise import clean_line, saved_log_lines
 from rocmbuild.build.artifacts import ArtifactReport
 
 # A configure line that disables something because it is not supported (either order, one line).
@@ -60,8 +60,4 @@ def downgrades(lines: Iterable[str]) -> list[str]:
 
 def downgrades_in_log(log: Path) -> list[str]:
     """downgrades() over an attempt log, read line by line (logs can be large)."""
-    try:
-        with log.open("r", encoding="utf-8", errors="replace") as handle:
-            return downgrades(handle)
-    except OSError:
-        return []
+    return downgrades(saved_log_lines(log))

@@ -23,6 +23,8 @@ tracebacks) as blocks.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from pathlib import Path
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # SGR / erase sequences whose ESC byte was lost in copy-paste ("[0m", "[1;31m", "[0K").
@@ -73,3 +75,12 @@ def clean_line(raw: str) -> str:
     if raw.endswith(("`", "*")):
         raw = _TRAILING_MARKUP.sub("", raw)
     return raw.strip()
+
+
+def saved_log_lines(path: Path) -> Iterator[str]:
+    """The raw lines of a saved log, read lazily (logs can be large); none when it cannot be read."""
+    try:
+        with path.open("r", encoding="utf-8", errors="replace") as handle:
+            yield from handle
+    except OSError:
+        return

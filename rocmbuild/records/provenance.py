@@ -19,7 +19,7 @@ from typing import Any
 
 import regex
 
-from rocmbuild.diagnosis.noise import clean_line
+from rocmbuild.diagnosis.noise import clean_line, saved_log_lines
 from rocmbuild.process import command as proc
 from rocmbuild.records.redact import redact_text
 
@@ -53,11 +53,8 @@ def downloaded_urls(lines: Iterable[str]) -> list[str]:
 
 
 def urls_in_log(log: Path) -> list[str]:
-    try:
-        with log.open("r", encoding="utf-8", errors="replace") as handle:
-            return downloaded_urls(handle)
-    except OSError:
-        return []
+    """downloaded_urls() over an attempt log, read line by line."""
+    return downloaded_urls(saved_log_lines(log))
 
 
 def parse_submodule_status(output: str) -> dict[str, str]:
