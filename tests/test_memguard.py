@@ -128,3 +128,35 @@ def test_memory_reserve_off_and_a_bad_size(tmp_path: Path) -> None:
     bad = subprocess.run([ROCMBUILD, "example", "--memory-reserve", "4"], env=base_env(tmp_path),
                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert bad.returncode == 2 and "--memory-reserve '4' has no unit" in bad.stderr and "Traceback" not in bad.stderr
+
+
+def test_a_guard_below_its_line_with_every_job_paused_still_resumes_one() -> None:
+    """Progress: when memory stays low and only paused jobs are left, the oldest goes on (no deadlock)."""
+    import time
+
+    from rocmbuild.process.memguard import MemoryGuard, MemoryReading, tree_procs
+
+    shell = subprocess.Popen(["/bin/sh", "-c", "sleep 30 & sleep 30 & wait"])
+    try:
+        deadline = time.monotonic() + 10
+        while len(psutil.Process(shell.pid).children()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        jobs = psutil.Process(shell.pid).children()
+        events: list[tuple[str, dict[str, object]]] = []
+        low = MemoryReading(available=100 * MIB, total=1024 * MIB, limited_by="machine", psi_some_avg10=None)
+        ticks = iter(range(1000))
+        guard = MemoryGuard(512 * MIB, lambda name, **kw: events.append((name, kw)), read=lambda: low,
+                            clock=lambda: float(next(ticks)))
+        for job in jobs:  # as if the guard had paused both earlier (sleep is not a job that matters)
+            job.suspend()
+            guard.paused[job.pid] = next(p for p in tree_procs(shell.pid) if p.pid == job.pid)
+        guard.poll(shell.pid)
+        assert [name for name, _ in events] == ["memory.resumed"]
+        assert len(guard.paused) == 1
+        assert psutil.Process(min(jobs, key=lambda p: p.create_time()).pid).status() != psutil.STATUS_STOPPED
+    finally:
+        for child in psutil.Process(shell.pid).children():
+            child.resume()
+            child.kill()
+        shell.kill()
+        shell.wait()

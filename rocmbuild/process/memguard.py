@@ -304,6 +304,8 @@ class MemoryGuard:
         procs = tree_procs(root_pid)
         alive = {p.pid for p in procs}
         self.paused = {pid: p for pid, p in self.paused.items() if pid in alive}
+        # Only jobs that matter count as running: a paused build must not wait on a sleep or a daemon.
+        running = sum(1 for p in procs if p.leaf and p.pid not in self.paused and p.matters)
         if reading.available < self.pause_below:
             depth = (self.pause_below - reading.available) / max(1, self.pause_below - self.reserve)
             chosen = [p for p in choose_to_pause(procs, frozenset(self.paused), depth)
@@ -313,9 +315,11 @@ class MemoryGuard:
                 self.pauses += len(chosen)
                 self.max_paused = max(self.max_paused, len(self.paused))
                 self._event("memory.paused", reading, chosen)
-            return
-        # Only jobs that matter count as running: a paused build must not wait on a sleep or a daemon.
-        running = sum(1 for p in procs if p.leaf and p.pid not in self.paused and p.matters)
+                return
+            if running:
+                return  # the jobs still running will free memory: wait for them
+            # Still below the line, but every job that matters is paused: the paused jobs hold the memory
+            # and nothing else will free it, so one must go on (below), or the build waits forever.
         if now < self.next_resume and running:
             return
         back = choose_to_resume(list(self.paused.values()), running, reading.available, self.resume_above)
