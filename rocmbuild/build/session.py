@@ -66,6 +66,7 @@ class BuildSession:
         # `rocmbuild resume` (resume.py): attempts recorded but not in the ladder's history (a killed one)
         self.number_offset = 0
         self.memory: Any = None  # this attempt's memory guard (memguard.AttemptMemory), None when off
+        self.slots: Any = None  # this attempt's global job limit (joblimit.AttemptSlots)
 
     # -- helpers
     def budget_left(self) -> float | None:
@@ -122,6 +123,7 @@ class BuildSession:
         number = len(state.history) + 1 + self.number_offset
         outcome, diagnosis, cache_stats = self._run_attempt(number, plan)
         record = self._attempt_record(number, plan, outcome, diagnosis, cache_stats)
+        diagnosis = self._with_memory(diagnosis, record)
         self._annotate(plan, outcome, record)
         self.rec.add_attempt(record)
         if diagnosis is None:
@@ -226,9 +228,12 @@ class BuildSession:
                 return f"fail-fast: {current.category} ({current.text})"
             return None
 
+        from rocmbuild.build.joblimit import AttemptSlots
         from rocmbuild.process.memguard import attempt_guard
 
         self.memory = attempt_guard(self.options.memory_reserve, self.rec, number)
+        self.slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes a slot
+        env = {**plan.env, **self.slots.env}
         limits = runner.Limits(stall_timeout_s=self.options.stall_timeout_s, deadline=self.deadline,
                                monitor=self.memory.guard if self.memory is not None else None)
         stream = self.streams.err if self.options.json else sys.stdout
@@ -238,7 +243,7 @@ class BuildSession:
             if plan.checkout:
                 plan.source.parent.mkdir(parents=True, exist_ok=True)
                 outcome = self.services.attempt(
-                    [runner.Step("checkout", c) for c in plan.checkout], cwd=plan.source.parent, env=plan.env,
+                    [runner.Step("checkout", c) for c in plan.checkout], cwd=plan.source.parent, env=env,
                     log_path=log, watcher=watcher, limits=limits, display=display, stop_check=stop_check,
                     interrupted=self.interrupted, tree=plan.source)
                 if outcome.succeeded:
@@ -246,7 +251,7 @@ class BuildSession:
             if outcome is None or outcome.succeeded:
                 self._materialise_bundled_source(plan)
                 outcome = self.services.attempt(
-                    self._steps(plan), cwd=plan.source, env=plan.env, log_path=log, watcher=watcher,
+                    self._steps(plan), cwd=plan.source, env=env, log_path=log, watcher=watcher,
                     limits=limits, display=display, stop_check=stop_check, interrupted=self.interrupted,
                     tree=plan.source)
         watcher.close()
@@ -356,9 +361,29 @@ class BuildSession:
         }
         if cache_stats is not None:
             record["cache"] = cache_stats
-        if self.memory is not None:
-            record["memory"] = self.memory.finish()  # the guard's figures and a confirmed OOM kill count
+        compiles = ()
+        if self.slots is not None:  # the limit in force, the peak concurrency the slots saw
+            record["jobs"] = self.slots.finish(time.time())
+            compiles = tuple(self.slots.compiles)
+        if self.memory is not None:  # the guard's figures, the peak per job, an OOM kill confirmed or not
+            from rocmbuild.process.memguard import looks_killed
+
+            killed = looks_killed(outcome.signal, outcome.exit_code, diagnosis.category if diagnosis else None,
+                                  diagnosis.text if diagnosis else None) and diagnosis is not None
+            record["memory"] = self.memory.finish(killed=killed, compiles=compiles)
         return record
+
+    def _with_memory(self, diagnosis: Diagnosis | None, record: dict[str, Any]) -> Diagnosis | None:
+        """The diagnosis says whether an OOM kill is confirmed, and carries the evidence reduce_jobs sizes from."""
+        memory = record.get("memory")
+        if diagnosis is None or memory is None:
+            return diagnosis
+        from rocmbuild.build.jobsizing import evidence
+        from rocmbuild.process.memguard import read_memory
+
+        if memory.get("oom"):
+            record["diagnosis"]["oom"] = memory["oom"]["status"]  # "confirmed" / "unconfirmed" (additive)
+        return replace(diagnosis, memory=evidence(diagnosis.category, memory, read_memory().available))
 
 
 def _progress_json(progress: Any) -> dict[str, Any] | None:
