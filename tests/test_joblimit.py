@@ -24,6 +24,7 @@ from rocmbuild.build.joblimit import (
     peak_concurrency,
     summarise,
 )
+from tests.test_cache import needs_ccache
 from tests.test_e2e_ladder import ROCMBUILD, base_env
 
 ALLOC = Path(__file__).parent / "children" / "alloc.py"
@@ -154,7 +155,7 @@ def test_launcher_env_leaves_the_callers_launcher_and_spaces_alone(tmp_path: Pat
     assert "CMAKE_ARGS" not in launcher_env(Path("/my tools/rocmbuild-launch"), {})
 
 
-@pytest.mark.parametrize("cache", ["--no-cache", "cache"])
+@pytest.mark.parametrize("cache", ["--no-cache", pytest.param("cache", marks=needs_ccache)])
 def test_a_real_run_limits_a_nested_build_to_its_jobs(tmp_path: Path, cache: str) -> None:
     """rocmbuild --jobs 2: the recipe's nested makes (-j8 twice) go through $CMAKE_CXX_COMPILER_LAUNCHER,
     the launcher rocmbuild installed (limit-only with --no-cache, limit + ccache otherwise)."""
