@@ -309,7 +309,8 @@ class MemoryGuard:
         self.next_poll = now + POLL_S
         if root_pid not in self._roots:  # a new step: where its memory is accounted
             self._roots.add(root_pid)
-            self.memcgs.update(memory_cgroups(root_pid))
+            # Only the step's own cgroups (the attempt's): the one rocmbuild runs in may hold strangers.
+            self.memcgs.update(memory_cgroups(root_pid) - memory_cgroups(os.getpid()))
         reading = self.read()
         if self.min_available is None or reading.available < self.min_available:
             self.min_available = reading.available
