@@ -296,15 +296,16 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
 def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, Any]:
     from rocmbuild.build.joblimit import limit_only_changes
 
+    clang = bool(plan.hip_compiler and plan.hip_compiler.is_clang)
     if options.no_cache:  # no cache, but the global job limit still needs its launcher (joblimit.py)
-        return plan.with_changes(*limit_only_changes(plan.env)), None
+        return plan.with_changes(*limit_only_changes(plan.env, services.run, hip_compiler_is_clang=clang)), None
     from rocmbuild.build.cache import CompilerCache
 
     cache = CompilerCache.for_build(env=plan.env, source=plan.source, remote=options.cache_remote,
                                     run=services.run, hip_compiler_is_clang=bool(
                                         plan.hip_compiler and plan.hip_compiler.is_clang))
     if cache is None:
-        return plan.with_changes(*limit_only_changes(plan.env)), None
+        return plan.with_changes(*limit_only_changes(plan.env, services.run, hip_compiler_is_clang=clang)), None
     return plan.with_changes(*cache.changes()), cache
 
 

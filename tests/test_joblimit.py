@@ -182,3 +182,21 @@ def test_compile_records_are_frozen_values() -> None:
     record = Compile(1.0, 2.0, 0, 0.0, 7, "cc1plus", 10, 0, 0)
     with pytest.raises(AttributeError):
         record.pid = 8  # type: ignore[misc]
+
+
+@pytest.mark.hip
+def test_without_a_cache_hipcc_device_compiles_take_slots_too(tmp_path: Path) -> None:
+    """--no-cache: hipcc's clang is wrapped with the limit-only shim, so its compiles take slots."""
+    from rocmbuild.build.joblimit import limit_only_changes
+    from rocmbuild.process.command import capture
+
+    base = {k: v for k, v in base_env(tmp_path).items() if k != "HIP_CLANG_PATH"}
+    values = {change.name: change.value for change in limit_only_changes(base, capture)}
+    assert "HIP_CLANG_PATH" in values and "ccache" not in (Path(values["HIP_CLANG_PATH"]) / "clang++").read_text()
+    (tmp_path / "k.hip").write_text("#include <hip/hip_runtime.h>\n__global__ void k(float* x) { x[0] = 1.0f; }\n")
+    slots = AttemptSlots(tmp_path / "run", 1, 1)
+    subprocess.run(["hipcc", "--offload-arch=gfx90a", "-c", "k.hip", "-o", "k.o"], cwd=tmp_path,
+                   env={**base, **values, **slots.env}, check=True, capture_output=True, timeout=300)
+    summary = slots.finish(time.time())
+    assert summary["compiles"] >= 1 and summary["peak_concurrency"] == 1 and summary["killed"] == 0
+    assert summary["peak_rss_job"].startswith("clang")

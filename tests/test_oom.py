@@ -32,7 +32,7 @@ from rocmbuild.process.kernlog import (
     parse_oom_line,
     read_kmsg,
 )
-from rocmbuild.process.memguard import MIB, confirm_oom, looks_killed
+from rocmbuild.process.memguard import MIB, MemoryGuard, confirm_oom, looks_killed
 from tests.test_e2e_ladder import ROCMBUILD, base_env
 
 ALLOC = Path(__file__).parent / "children" / "alloc.py"
@@ -136,6 +136,21 @@ def test_what_looks_like_a_kill() -> None:
     assert looks_killed(None, 1, "out_of_memory", None)
     assert looks_killed(None, 1, "compiler_crash", "c++: fatal error: Killed signal terminated program cc1plus")
     assert not looks_killed(None, 1, "missing_library", "ld: cannot find -lhipblas")
+
+
+def test_the_guard_samples_the_largest_compile_job_of_a_real_tree() -> None:
+    guard = MemoryGuard(reserve=1, emit=lambda *args, **fields: None)  # a reserve it never reaches: no pause
+    shell = subprocess.Popen(["sh", "-c", f"{sys.executable} {ALLOC} 60 --hold-s 1 --name cc1plus & wait"],
+                             stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while shell.poll() is None and time.monotonic() < deadline:
+        guard.poll(shell.pid)
+        time.sleep(0.05)
+    shell.wait(timeout=20)
+    assert guard.peak_job is not None and guard.peak_job.name == "cc1plus" and guard.peak_job.rss >= 60 * MIB
+    assert guard.peak_total >= guard.peak_job.rss and guard.seen[guard.peak_job.pid] == "cc1plus"
+    assert guard.memcgs == set(), "the shell shares this process's cgroups: they name strangers too"
+    assert guard.pauses == 0
 
 
 # --- MAX_JOBS from the peak per job --------------------------------------------------------------------

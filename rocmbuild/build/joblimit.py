@@ -12,8 +12,8 @@ wrapper (cache.py).  This module owns the rocmbuild side of it:
 * ``read_compiles`` / ``summarise`` (pure): peak concurrency the slots saw, compiles, time spent
   waiting for a slot, the largest peak RSS of one compile job (summary.json's attempt ``jobs``).
 
-Without ccache (``--no-cache``, or none installed) the limit-only shim is the launcher: a user with
-``--no-cache`` and 64 jobs gets the limit too.
+Without ccache (``--no-cache``, or none installed) the limit-only shim is the launcher (and hipcc's
+clang wrapper runs it): a user with ``--no-cache`` and 64 jobs gets the limit too.
 """
 
 from __future__ import annotations
@@ -78,13 +78,37 @@ def launcher_env(launcher_path: Path, caller_env: Mapping[str, str], *, cmake_ar
     return env
 
 
-def limit_only_changes(caller_env: Mapping[str, str]) -> tuple[Any, ...]:
-    """The plan changes that install the limit-only launcher (no compiler cache in use)."""
+def limit_only_changes(caller_env: Mapping[str, str], run: Any = None, *,
+                       hip_compiler_is_clang: bool = False) -> tuple[Any, ...]:
+    """The plan changes that install the limit-only launcher (no compiler cache in use).
+
+    With ``run`` (the helper-command runner) and hipcc on PATH, hipcc's clang is wrapped too, as the
+    cache does it (cache.write_wrappers), but with the limit-only shim: device compiles take slots.
+    """
     from rocmbuild.build.environment import EnvChange
 
     shim = install_launcher(None)
+    env = launcher_env(shim, caller_env)
+    if run is not None and not hip_compiler_is_clang and "HIP_CLANG_PATH" not in caller_env:
+        env.update(hipcc_wrapper_env(caller_env, shim, run))
     return tuple(EnvChange(name, "set", value, "global job limit (rocmbuild launcher)")
-                 for name, value in launcher_env(shim, caller_env).items())
+                 for name, value in env.items())
+
+
+def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: Any) -> dict[str, str]:
+    """``HIP_CLANG_PATH`` to a clang wrapper whose compiles go through ``shim``; {} when hipcc does not use it."""
+    from rocmbuild.build import cache
+
+    real = cache.find_real_clang_dir(caller_env, run)
+    if real is None:
+        return {}
+    key = hashlib.sha256(f"{real.resolve()}\0{shim}".encode()).hexdigest()[:12]
+    try:
+        bin_dir = cache.write_wrappers(paths.cache_dir("hip-clang-wrappers", key), real, shim)
+    except OSError:
+        return {}
+    env = {"HIP_CLANG_PATH": str(bin_dir)}
+    return env if cache.hipcc_uses_wrapper({**caller_env, **env}, run) else {}
 
 
 # --- what the slots saw (pure) -----------------------------------------------------------------------
