@@ -160,14 +160,12 @@ def _state_dir_error(where: Path, exc: OSError) -> UsageError:
                       todo="free space there or make it writable, or point XDG_STATE_HOME at a writable directory")
 
 
-def _outcome_of(exc: BaseException) -> tuple[str, int]:
+def _outcome_of(exc: BaseException) -> tuple[Outcome, int]:
     """The outcome and exit code a run ended by this exception is recorded with."""
     if isinstance(exc, KeyboardInterrupt):
         return Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED)
     code = exc.exit_code if isinstance(exc, RocmbuildError) else int(ExitCode.INTERNAL)
-    outcome = next((o for o, c in Outcome.EXIT_CODES.items() if c == code and o != Outcome.SUCCEEDED),
-                   Outcome.FAILED)
-    return outcome, code
+    return Outcome.for_exit_code(code), code
 
 
 def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
@@ -232,7 +230,7 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
 def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, services: Services,
                catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
                several: bool, provided: Sequence[Any] = (),
-               run_dirs: list[Path] | None = None) -> tuple[str, int]:
+               run_dirs: list[Path] | None = None) -> tuple[Outcome, int]:
     lock, pid_file = _lock_for(plan.source)
     try:
         lock.acquire(timeout=0)
@@ -308,7 +306,7 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
 
 def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: Streams, services: Services,
                   catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
-                  rec: RunRecorder, base_plan: BuildPlan | None = None) -> tuple[str, int]:
+                  rec: RunRecorder, base_plan: BuildPlan | None = None) -> tuple[Outcome, int]:
     from rocmbuild.build import provision
 
     base_plan = base_plan or plan
@@ -324,7 +322,7 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
     for warning in (*plan.warnings, *(cache.warnings if cache is not None else ())):
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
-    outcome: str
+    outcome: Outcome
     if provision.up_to_date(base_plan, options, rec, streams):
         return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
                        "artifacts still verify: nothing was run", options, streams)
@@ -354,7 +352,7 @@ def _start_record(rec: RunRecorder) -> None:
                      finished=None, duration_s=None, rocmbuild_version=__version__, preflight=[])
 
 
-def _end_record(rec: RunRecorder, outcome: str, reason: str, todo: str) -> None:
+def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> None:
     finished = datetime.now(UTC)
     started = rec.extra.get("started")
     duration = (finished - datetime.fromisoformat(started)).total_seconds() if isinstance(started, str) else None
@@ -362,8 +360,9 @@ def _end_record(rec: RunRecorder, outcome: str, reason: str, todo: str) -> None:
                      duration_s=round(duration, 3) if duration is not None else None)
 
 
-def _finish(rec: RunRecorder, outcome: str, reason: str, options: BuildOptions, streams: Streams) -> tuple[str, int]:
-    exit_code = Outcome.EXIT_CODES[outcome]
+def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
+            streams: Streams) -> tuple[Outcome, int]:
+    exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None
     diagnosis = last.get("diagnosis") if last else None

@@ -18,6 +18,7 @@ from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
 from rocmbuild.process.command import CommandResult
 from rocmbuild.process.runner import AttemptOutcome, Step
+from rocmbuild.records.events import EVENT_NAMES
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Services, Streams
 
@@ -76,6 +77,7 @@ def test_out_of_memory_reduces_jobs_then_succeeds(tmp_path: Path) -> None:
     diagnosed = next(e for e in events(tmp_path) if e["event"] == "failure.diagnosed")
     assert diagnosed["category"] == "out_of_memory"
     assert build.rec.attempts[0]["remedies"] == ["reduce_jobs"]
+    assert set(names) <= EVENT_NAMES, "every event written is one of the typed names"
 
 
 def test_network_failures_wait_with_backoff_through_the_injected_sleep(tmp_path: Path) -> None:

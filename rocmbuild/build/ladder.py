@@ -83,7 +83,7 @@ class Decision:
     """Retry after ``remedy``, or stop with ``outcome``."""
 
     remedy: str | None
-    outcome: str | None
+    outcome: Outcome | None
     reason: str
 
     @property
@@ -91,7 +91,7 @@ class Decision:
         return self.outcome is None
 
 
-def _stop(outcome: str, reason: str) -> Decision:
+def _stop(outcome: Outcome, reason: str) -> Decision:
     return Decision(None, outcome, reason)
 
 

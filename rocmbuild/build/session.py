@@ -43,7 +43,7 @@ class _LoopState:
     plan: BuildPlan
     history: list[FailedAttempt] = field(default_factory=list)
     waits: int = 0
-    outcome: str | None = None
+    outcome: Outcome | None = None
     reason: str = ""
     last_decision: Decision | None = None
 
@@ -94,7 +94,7 @@ class BuildSession:
         return seconds
 
     # -- the loop
-    def run(self) -> tuple[str, int]:
+    def run(self) -> tuple[Outcome, int]:
         # A resumed run has attempts behind it: --max-attempts counts them too.
         allowed = max(1, self.options.max_attempts - len(self.state.history) - self.number_offset)
         for number in range(1, allowed + 1):
@@ -106,7 +106,7 @@ class BuildSession:
         if self.state.outcome is None:  # the loop's own cap (a safety net behind the ladder's)
             self.state.outcome = Outcome.FAILED
             self.state.reason = f"--max-attempts {self.options.max_attempts} reached"
-        return self.state.outcome, Outcome.EXIT_CODES[self.state.outcome]
+        return self.state.outcome, self.state.outcome.exit_code
 
     def attempt(self) -> bool:
         """One attempt, its diagnosis and the remedy for the next; True = retry."""

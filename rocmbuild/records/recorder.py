@@ -24,6 +24,7 @@ import structlog
 
 from rocmbuild import paths
 from rocmbuild.errors import UsageError
+from rocmbuild.records.events import EventName
 from rocmbuild.records.redact import redact, redact_value, secret_name
 
 PRIVATE_DIR = 0o700  # records may describe a private tree: readable by their owner only
@@ -119,7 +120,7 @@ class RunRecorder:
         # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
         write_private(self.run_dir / "summary.json", json.dumps(redact(self.summary("running", None))) + "\n")
 
-    def event(self, event_name: str, /, **fields: Any) -> None:
+    def event(self, event_name: EventName, /, **fields: Any) -> None:
         fields = redact(fields)
         try:
             self._log.info(event_name, **fields)
