@@ -50,7 +50,7 @@ def backoff_s(wait_number: int, base_s: float, jitter: float) -> float:
     return max(0.0, min(exponential + jitter * base_s / 2, base_s * 16))
 
 
-def compiled_anything(step: str | None, progress_done: int | None, progress_percent: int | None,
+def compiled_anything(step: str | None, progress_done: int | None, progress_percent: float | None,
                       category: str) -> bool:
     """Whether the failed attempt got as far as compiling (decides if compile remedies can matter).
 

@@ -54,6 +54,7 @@ class BuildPlan:
     run_prepare: bool = True  # prepare runs before the first attempt and after every clean
     opt_level: int | None = None  # set by lower_optimization: 2, then 1
     hip_compiler: HipCompiler | None = None  # what compiles device code (HIPCXX, else hipcc)
+    bundled_copy: Path | None = None  # a recipe's bundled tree, copied to ``source`` before the first attempt
 
     @property
     def tools_llvm_bin(self) -> str | None:
