@@ -69,12 +69,12 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
             checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=later)
     for index, plan in enumerate(plans):
         if options.json:
-            data = plan.to_json(ladders, limits)
+            data = plan.to_json(ladders, limits, catalogue.generic_ladder())
             data["preflight"] = checks_json(checks.get(index, []))
             data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
             streams.out.write(json.dumps(redact(data)) + "\n")
         else:
-            text = render_plan(plan, ladders, limits)
+            text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
             if index in checks:
                 text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
             streams.out.write(text + "\n\n")

@@ -38,12 +38,6 @@ from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import pause
 
-# Besides every non-retryable failure (docs/design.md: "a non-retryable one always stops it at
-# once"), failures decisive enough to stop the build the moment they are seen, even without
-# --fail-fast: nothing that keeps compiling can change the verdict.
-DECISIVE_CATEGORIES = frozenset({"unsupported_arch", "disk_full"})
-
-
 @dataclass(frozen=True)
 class AttemptResult:
     """What one attempt produced, before the ladder decides."""
@@ -195,6 +189,7 @@ class BuildSession:
         while True:
             decision = decide(state.history, max_attempts=self.ctx.limits.max_attempts,
                               escalate_unknown=self.ctx.policy.escalate_unknown,
+                              generic_ladder=self.ctx.catalogue.generic_ladder(),
                               budget_left_s=self.ctx.budget_left(), unavailable=frozenset(unavailable))
             state.last_decision = decision
             if not decision.retry:
@@ -238,7 +233,10 @@ class BuildSession:
         current = classifier.current()
         if current is None or current.category == "unknown":
             return None
-        if self.ctx.policy.fail_fast or not current.retryable or current.category in DECISIVE_CATEGORIES:
+        # Besides every non-retryable failure (docs/design.md: "a non-retryable one always stops it at
+        # once"), the catalogue's decisive categories stop it the moment they are seen.
+        if (self.ctx.policy.fail_fast or not current.retryable
+                or current.category in self.ctx.catalogue.decisive_categories()):
             return f"fail-fast: {current.category} ({current.text})"
         return None
 
@@ -319,7 +317,7 @@ class BuildSession:
             return Diagnosis.simple(
                 "stalled", "runner-stall", text=f"no output for {self.ctx.limits.stall_timeout_s:g}s "
                 f"(step {outcome.step.name if outcome.step else '?'}); process tree snapshot in the log",
-                retryable=True, remedies=("reduce_jobs",))
+                retryable=True, remedies=self.ctx.catalogue.stall_ladder())
         return diagnosis
 
     def _verify_artifacts(self, plan: BuildPlan, log: Path) -> Diagnosis | None:
