@@ -27,7 +27,8 @@ from rocmbuild.build.checklist import after_prepare_command
 from rocmbuild.build.context import RunContext
 from rocmbuild.build.ladder import Decision, FailedAttempt, backoff_s, compiled_anything, decide
 from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.remedies import REMEDIES, RemedyContext, RemedyResult
+from rocmbuild.build import effects
+from rocmbuild.build.remedies import REMEDIES, RemedyContext
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
 from rocmbuild.process import runner
@@ -208,20 +209,20 @@ class BuildSession:
         state.history[-1] = replace(last, remedies=(*last.remedies, decision.remedy))
         return True
 
-    def _apply(self, name: str, diagnosis: Diagnosis) -> RemedyResult:
+    def _apply(self, name: str, diagnosis: Diagnosis) -> effects.Applied:
+        """The remedy decides (pure or read-only), the one executor carries its effects out, then the record."""
+        plan = self.state.plan
         ctx = RemedyContext(run=self.ctx.services.run, cache_in_use=self.ctx.cache is not None,
                             detect_archs=self.ctx.services.detect_arch)
-        result = REMEDIES[name](self.state.plan, diagnosis, ctx)
+        result = effects.carry_out(REMEDIES[name](plan, diagnosis, ctx), source=plan.source,
+                                   run=self.ctx.services.run)
         if result.applied:
             self.rec.event("remedy.applied", remedy=name, detail=result.detail, removed=list(result.removed))
-            for path in result.removed:
-                self.rec.event("path.removed", remedy=name, path=str(self.state.plan.source / path))
             self.say(f"remedy {name}: {result.detail}")
         else:
             self.rec.event("remedy.skipped", remedy=name, detail=result.detail)
             self.say(f"remedy {name} does not apply: {result.detail}")
-        for refusal in result.refused:  # a clean that would leave the tree (symlink, mount point) says so
-            self.rec.event("path.refused", remedy=name, path=refusal)
+        effects.record(self.rec, result, plan.source)
         if result.warning:
             self.rec.event("remedy.warning", remedy=name, message=result.warning)
             self.say(f"note: {result.warning}")
