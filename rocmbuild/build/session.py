@@ -21,7 +21,6 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from rocmbuild.build.checklist import after_prepare_command
 from rocmbuild.build.context import RunContext
@@ -48,9 +47,9 @@ class AttemptResult:
     outcome: AttemptOutcome
     diagnosis: Diagnosis | None  # None: built and verified
     checked_out: bool  # the checkout step ran and succeeded in this attempt
-    cache: Mapping[str, Any] | None = None
-    memory: Mapping[str, Any] | None = None
-    provenance: Mapping[str, Any] | None = None
+    cache: Mapping[str, object] | None = None
+    memory: Mapping[str, object] | None = None
+    provenance: Mapping[str, object] | None = None
 
 
 def plan_after_attempt(plan: BuildPlan, outcome: AttemptOutcome, checked_out: bool) -> BuildPlan:
@@ -79,7 +78,7 @@ def attempt_steps(plan: BuildPlan) -> tuple[runner.Step, ...]:
     return tuple(steps)
 
 
-def _progress_json(progress: Progress | None) -> dict[str, Any] | None:
+def _progress_json(progress: Progress | None) -> dict[str, object] | None:
     if progress is None:
         return None
     return {"done": progress.done, "total": progress.total, "percent": progress.percent, "phase": progress.phase}
@@ -290,7 +289,7 @@ class BuildSession:
         return AttemptResult(number, ran, outcome, diagnosis, checked_out, cache_stats, memory_figures,
                              self._provenance(plan, outcome))
 
-    def _cache_stats(self, number: int, plan: BuildPlan) -> dict[str, Any] | None:
+    def _cache_stats(self, number: int, plan: BuildPlan) -> dict[str, object] | None:
         cache = self.ctx.cache
         if cache is None:
             return None
@@ -340,7 +339,7 @@ class BuildSession:
         return Diagnosis.simple("arch_mismatch", "artifact-missing-arch", text=problem,
                                 fields=report.problem_fields(), retryable=True, remedies=ladder)
 
-    def _provenance(self, plan: BuildPlan, outcome: AttemptOutcome) -> dict[str, Any]:
+    def _provenance(self, plan: BuildPlan, outcome: AttemptOutcome) -> dict[str, object]:
         """Issue 17 (additive summary fields): the attempt's provenance; configure-time arch downgrades warned."""
         from rocmbuild.build import archtruth
         from rocmbuild.records import provenance
