@@ -25,6 +25,7 @@ from rocmbuild.process.watcher import Progress
 from rocmbuild.records.attempts import AttemptRecord, RunFacts
 from rocmbuild.records.events import EVENT_NAMES
 from rocmbuild.records.recorder import RunRecorder
+from rocmbuild.records.resume import killed_attempt, ladder_history
 from rocmbuild.services import Services, Streams
 
 
@@ -137,3 +138,23 @@ def test_attempt_records_keep_the_summary_fields_of_each_kind() -> None:
                                         "diagnosis", "remedies", "step"}
     killed = AttemptRecord(**{**base, "ended": "interrupted", "diagnosis": None}, kind="killed")
     assert killed.to_json()["killed"] is True and "step" not in killed.to_json()
+
+
+def test_resume_rebuilds_an_attempt_killed_between_its_diagnosis_and_its_record() -> None:
+    """The record is written after the remedy's effects: a kill in between keeps the diagnosed attempt."""
+    started = {"event": "attempt.started", "attempt": 2, "timestamp": "t2", "env": {"MAX_JOBS": "8"}}
+    diagnosed = {"event": "failure.diagnosed", "attempt": 2, "category": "stale_build", "signature": "s",
+                 "line": 3, "text": "x", "fields": {}, "retryable": True, "fingerprint": "f",
+                 "remedies": ["clean_build", "uninstall_packages"]}
+    finished = {"event": "attempt.finished", "attempt": 2, "ended": "exited", "exit_code": 1, "duration_s": 4.0}
+    recorded = [{"number": 1, "ended": "exited", "diagnosis": None}]
+    during_remedy = killed_attempt(recorded, [started, finished, diagnosed])
+    assert during_remedy is not None and during_remedy.kind == "attempt" and during_remedy.remedies == ()
+    assert during_remedy.to_json()["diagnosis"]["category"] == "stale_build"
+    history = ladder_history([*recorded, during_remedy.to_json()], [started, finished, diagnosed])
+    assert [h.category for h in history] == ["stale_build"] and history[0].ladder[0] == "clean_build"
+    after = killed_attempt(recorded, [started, finished, diagnosed, {"event": "plan.changed", "remedy": "clean_build"}])
+    assert after is not None and after.remedies == ("clean_build",)
+    during_build = killed_attempt(recorded, [started])
+    assert during_build is not None and during_build.to_json()["killed"] is True
+    assert during_build.to_json()["ended"] == "interrupted"

@@ -335,9 +335,9 @@ class BuildSession:
         problem = report.problem_line()
         if problem is None:
             return None
-        ladder = self.ctx.catalogue.category_ladders().get("arch_mismatch", ("clean_build",))
         return Diagnosis.simple("arch_mismatch", "artifact-missing-arch", text=problem,
-                                fields=report.problem_fields(), retryable=True, remedies=ladder)
+                                fields=report.problem_fields(), retryable=True,
+                                remedies=self.ctx.catalogue.category("arch_mismatch").remedies)
 
     def _provenance(self, plan: BuildPlan, outcome: AttemptOutcome) -> dict[str, object]:
         """Issue 17 (additive summary fields): the attempt's provenance; configure-time arch downgrades warned."""
