@@ -14,13 +14,13 @@ from typing import Any
 from planfactory import make_plan
 
 from rocmbuild.build.context import RunContext
-from rocmbuild.build.session import BuildSession, plan_after_attempt
+from rocmbuild.build.session import BuildSession, attempt_requests, plan_after_attempt
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.command import CommandResult
-from rocmbuild.process.runner import AttemptOutcome, Step
+from rocmbuild.process.runner import AttemptOutcome, Limits, Step
 from rocmbuild.process.watcher import Progress
 from rocmbuild.records.attempts import AttemptRecord, RunFacts
 from rocmbuild.records.events import EVENT_NAMES
@@ -158,3 +158,14 @@ def test_resume_rebuilds_an_attempt_killed_between_its_diagnosis_and_its_record(
     during_build = killed_attempt(recorded, [started])
     assert during_build is not None and during_build.to_json()["killed"] is True
     assert during_build.to_json()["ended"] == "interrupted"
+
+
+def test_an_attempt_is_requested_as_data(tmp_path: Path) -> None:
+    plan = replace(make_plan(tmp_path / "src", jobs=4), checkout=("git clone -q u src",))
+    limits = Limits(stall_timeout_s=60)
+    checkout, steps = attempt_requests(plan, tmp_path / "attempt-1.log", limits)
+    assert checkout is not None and checkout.cwd == tmp_path and checkout.tree == plan.source
+    assert [s.name for s in checkout.steps] == ["checkout"]
+    assert steps.cwd == plan.source and steps.env["MAX_JOBS"] == "4" and steps.limits is limits
+    assert [s.name for s in steps.steps][-1] in ("build", "verify")
+    assert attempt_requests(replace(plan, checkout=()), tmp_path / "a.log", limits)[0] is None

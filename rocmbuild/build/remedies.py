@@ -62,9 +62,9 @@ class RemedyResult:
 
 @dataclass(frozen=True)
 class RemedyContext:
-    """What remedies may use from the outside world (replaceable in tests)."""
+    """What remedies may read from the outside world (replaceable in tests); they change nothing in it."""
 
-    run: proc.Run = capture
+    run: proc.Run = capture  # read-only helper commands: the build's Python for its site dirs, ldconfig -p
     extra_library_dirs: tuple[Path, ...] = ()
     cache_in_use: bool = False
     # Local GPU detection (narrow_archs); the session passes Services.detect_arch.

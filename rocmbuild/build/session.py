@@ -43,7 +43,7 @@ class AttemptResult:
     """What one attempt produced, before the ladder decides."""
 
     number: int
-    plan: BuildPlan  # the plan the attempt ran (without its checkout once that succeeded)
+    plan: BuildPlan  # the plan the attempt ran (plan_after_attempt makes the next one from it)
     outcome: AttemptOutcome
     diagnosis: Diagnosis | None  # None: built and verified
     checked_out: bool  # the checkout step ran and succeeded in this attempt
@@ -76,6 +76,17 @@ def attempt_steps(plan: BuildPlan) -> tuple[runner.Step, ...]:
     steps += [runner.Step("build", c) for c in plan.recipe.steps.build]
     steps += [runner.Step("verify", c) for c in plan.recipe.steps.verify]
     return tuple(steps)
+
+
+def attempt_requests(plan: BuildPlan, log: Path, limits: runner.Limits) -> tuple[AttemptRequest | None,
+                                                                                  AttemptRequest]:
+    """What the PTY engine runs for one attempt (pure): the checkout from the workspace when the plan
+    has one, then the steps in the source tree; both logged to ``log``, both in the tree's cgroup."""
+    checkout = AttemptRequest(tuple(runner.Step("checkout", c) for c in plan.checkout), cwd=plan.source.parent,
+                              env=plan.env, log_path=log, limits=limits, tree=plan.source) if plan.checkout else None
+    steps = AttemptRequest(attempt_steps(plan), cwd=plan.source, env=plan.env, log_path=log, limits=limits,
+                           tree=plan.source)
+    return checkout, steps
 
 
 def _progress_json(progress: Progress | None) -> dict[str, object] | None:
@@ -264,29 +275,24 @@ class BuildSession:
                      max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name) as display:
             hooks = AttemptHooks(watcher=watcher, display=display,
                                  stop_check=lambda: self._stop_check(classifier), interrupted=ctx.interrupted)
+            checkout, steps = attempt_requests(plan, log, limits)
             outcome = None
-            if plan.checkout:
-                plan.source.parent.mkdir(parents=True, exist_ok=True)
-                outcome = ctx.services.attempt(AttemptRequest(
-                    tuple(runner.Step("checkout", c) for c in plan.checkout), cwd=plan.source.parent,
-                    env=plan.env, log_path=log, limits=limits, tree=plan.source), hooks)
+            if checkout is not None:
+                checkout.cwd.mkdir(parents=True, exist_ok=True)
+                outcome = ctx.services.attempt(checkout, hooks)
                 checked_out = outcome.succeeded
             if outcome is None or outcome.succeeded:
-                ran = replace(plan, checkout=()) if checked_out else plan
-                self._materialise_bundled_source(ran)
-                outcome = ctx.services.attempt(AttemptRequest(
-                    attempt_steps(ran), cwd=ran.source, env=ran.env, log_path=log, limits=limits,
-                    tree=ran.source), hooks)
+                self._materialise_bundled_source(plan)
+                outcome = ctx.services.attempt(steps, hooks)
         watcher.close()
-        ran = replace(plan, checkout=()) if checked_out else plan
-        cache_stats = self._cache_stats(number, ran)
+        cache_stats = self._cache_stats(number, plan)
         memory_figures = memory.finish() if memory is not None else None  # the guard's figures, OOM kills
-        self._write_repro(number, ran, outcome)
+        self._write_repro(number, plan, outcome)
         if outcome.succeeded:
-            diagnosis = self._verify_artifacts(ran, log)
+            diagnosis = self._verify_artifacts(plan, log)
         else:
             diagnosis = self._diagnose(outcome, classifier)
-        return AttemptResult(number, ran, outcome, diagnosis, checked_out, cache_stats, memory_figures,
+        return AttemptResult(number, plan, outcome, diagnosis, checked_out, cache_stats, memory_figures,
                              self._provenance(plan, outcome))
 
     def _cache_stats(self, number: int, plan: BuildPlan) -> dict[str, object] | None:
