@@ -79,6 +79,13 @@ def test_processor_of_reads_tool_output_without_validating() -> None:
     assert arch.processor_of("gfx1250") == "gfx1250"           # newer than the table: tools may know it
 
 
+def test_processors_in_finds_gfx_names_in_tool_output() -> None:
+    assert arch.processors_in("hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-") == ["gfx942"]
+    assert arch.processors_in("-- Disabling CK for gfx1030 (and gfx9-4-generic): not supported") == [
+        "gfx1030", "gfx9-4-generic"]
+    assert arch.processors_in("libgfx942x.so, gfx90ab_c") == []      # not a name on its own
+
+
 def test_typo_names_close_match() -> None:
     with pytest.raises(ArchError) as info:
         arch.parse_arch_list("gfx90a,gfx9422")

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import regex
 
-from rocmbuild.diagnosis.noise import clean_line, saved_log_lines
 from rocmbuild.build.artifacts import ArtifactReport
+from rocmbuild.diagnosis.noise import clean_line, saved_log_lines
+from rocmbuild.host.arch import processors_in
 
 # A configure line that disables something because it is not supported (either order, one line).
 # Kept to one line of configure output: "-- " CMake status lines and plain "Warning:" lines.
@@ -26,7 +27,6 @@ _DOWNGRADE = regex.compile(
     r"(?P<text>.{1,300})$",
     regex.IGNORECASE,
 )
-_GFX = regex.compile(r"\bgfx[0-9a-f]+\b")
 
 
 def beyond_request(report: ArtifactReport) -> list[str]:
@@ -53,7 +53,7 @@ def downgrades(lines: Iterable[str]) -> list[str]:
         match = _DOWNGRADE.match(line)
         if match:
             text = match["text"].strip()
-            archs = _GFX.findall(text)
+            archs = processors_in(text)
             found.setdefault(f"configure disabled something{' for ' + ', '.join(archs) if archs else ''}: {text}")
     return list(found)
 

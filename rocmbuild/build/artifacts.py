@@ -30,7 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rocmbuild.host.arch import Targets
+from rocmbuild.host.arch import Targets, processors_in
 from rocmbuild.process import command as proc
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
@@ -41,7 +41,6 @@ OFFLOADING_SECTION = ".llvm.offloading"
 # Bundles of a linked binary start on 4 KiB boundaries (clang's HIP object generator).
 BUNDLE_ALIGNMENT = 4096
 
-_GFX = re.compile(r"\b(gfx[0-9]+(?:-[0-9]+)*-generic|gfx[0-9a-f]+)(?=$|[:\s,.\-])")
 _COMPRESSION_METHODS = {0: "zlib", 1: "zstd"}
 
 
@@ -52,8 +51,8 @@ def arch_of_entry(entry_id: str) -> str | None:
     """
     if "amdgcn" not in entry_id:
         return None
-    match = _GFX.search(entry_id.split("amdgcn", 1)[1])
-    return match.group(1) if match else None
+    found = processors_in(entry_id.split("amdgcn", 1)[1])
+    return found[0] if found else None
 
 
 # --- values -------------------------------------------------------------------

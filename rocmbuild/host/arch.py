@@ -168,6 +168,16 @@ class Targets:
         return Targets(tuple(t for t in self.items if t.processor in keep))
 
 
+# A gfx processor name inside other text (bundle entry IDs, configure lines): the generic
+# family names first (``gfx9-4-generic``), else hex digits up to a non-word character.
+_GFX_IN_TEXT = re.compile(r"\b(gfx[0-9]+(?:-[0-9]+)*-generic|gfx[0-9a-f]+)(?![0-9A-Za-z_])")
+
+
+def processors_in(text: str) -> list[str]:
+    """Every gfx processor name some tool wrote in ``text``, in order (not validated)."""
+    return _GFX_IN_TEXT.findall(text)
+
+
 def processor_of(name: str) -> str:
     """The processor in a target ID some tool printed (torch's arch list, a detected GPU):
     ``gfx942:sramecc+:xnack-`` -> ``gfx942``.  Not validated: tools may know newer targets."""
