@@ -9,6 +9,7 @@ from pathlib import Path
 from rocmbuild.build.archtruth import downgrades, downgrades_in_log
 from rocmbuild.diagnosis.classifier import classify, classify_stream
 from rocmbuild.process.logscan import CHUNK_SIZE, scan_lines, scan_log, scan_stream
+from rocmbuild.process.progress import tail_lines
 from rocmbuild.process.watcher import Watcher
 from rocmbuild.records.provenance import downloaded_urls, urls_in_log
 
@@ -88,3 +89,11 @@ def test_provenance_and_downgrades_read_saved_logs_through_the_scanner(tmp_path:
         "configure disabled something for gfx1030: gfx1030 NOT SUPPORTED by CK: disabling it",
         "configure disabled something for gfx906: Unsupported target gfx906, skipping",
     ]
+
+
+def test_report_tail_of_a_running_log_is_the_scanners_recent_lines(tmp_path: Path) -> None:
+    log = tmp_path / "attempt-1.log"
+    log.write_bytes(b"".join(f"line {n}\n".encode() for n in range(30_000))      # more than the 64 KiB read
+                    + b"\x1b[32m[12/40] Building a.o\x1b[0m\n[13/40] 10%\r[13/40] 90%\n\nstill writ")
+    assert tail_lines(log, 4) == ("line 29999", "[12/40] Building a.o", "[13/40] 90%", "still writ")
+    assert tail_lines(tmp_path / "gone.log") == ()
