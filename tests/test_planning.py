@@ -26,7 +26,7 @@ NO_GPU = Services(detect_arch=lambda: None)
 
 def facts(cpus: int = 16, mem_gib: int = 64) -> HostFacts:
     return HostFacts(rocm=None, cpus=cpus, cpus_reason=f"{cpus} CPUs", mem_available=mem_gib * GIB,
-                     mem_reason="test", python="/usr/bin/python3")
+                     mem_reason="test", python="/usr/bin/python3", loader_dirs=hostmod.STATIC_LOADER_DIRS)
 
 
 def plan_for(tmp_path: Path, environ: dict[str, str] | None = None, host: HostFacts | None = None,

@@ -48,13 +48,13 @@ class BuildPlan:
     caller_env: Mapping[str, str]
     changes: tuple[EnvChange, ...]
     python: str
+    # The loader's default dirs (host facts, gathered once by planning): never added to the library paths.
+    loader_dirs: tuple[str, ...]
     checkout: tuple[str, ...] = ()  # commands that fetch the source (run from the workspace)
     warnings: tuple[str, ...] = ()
     run_prepare: bool = True  # prepare runs before the first attempt and after every clean
     opt_level: int | None = None  # set by lower_optimization: 2, then 1
     hip_compiler: HipCompiler | None = None  # what compiles device code (HIPCXX, else hipcc)
-    # The loader's default dirs (host facts, gathered once by planning): never added to the library paths.
-    loader_dirs: tuple[str, ...] = ()
 
     @property
     def archs(self) -> tuple[str, ...]:

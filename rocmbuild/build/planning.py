@@ -153,8 +153,8 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
     plan = BuildPlan(
         recipe=recipe, source=source, source_origin=source_origin, rocm=rocm, targets=targets,
         arch_origin=arch_origin, jobs=jobs, jobs_reason=jobs_reason, caller_env=dict(environ),
-        changes=changes, python="", checkout=checkout, warnings=tuple(warnings), hip_compiler=compiler,
-        loader_dirs=facts.loader_dirs,
+        changes=changes, python="", loader_dirs=facts.loader_dirs, checkout=checkout, warnings=tuple(warnings),
+        hip_compiler=compiler,
     )
     return replace(plan, python=_which_python(plan.env))
 

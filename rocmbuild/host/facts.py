@@ -494,7 +494,7 @@ class HostFacts:
     mem_reason: str
     python: str
     # The loader's default dirs (as written and resolved): never put on LD_LIBRARY_PATH/LIBRARY_PATH.
-    loader_dirs: tuple[str, ...] = ()
+    loader_dirs: tuple[str, ...]
 
 
 def gather_host(
