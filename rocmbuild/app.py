@@ -31,6 +31,7 @@ from rocmbuild.build.plan import BuildPlan, render_plan
 from rocmbuild.build.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.build.session import BuildSession
 from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
@@ -183,9 +184,9 @@ def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequenc
     log = rec.run_dir / "preflight.log"
     log.write_text("\n".join(f"[{c.status}] {c.name}: {c.detail}" + (f"\n    what to do: {c.todo}" if c.todo else "")
                              for c in failed) + "\n", encoding="utf-8")
-    diagnosis = {"category": first.category or "toolchain_missing", "signature": f"preflight-{first.name}",
-                 "line": 1, "text": first.detail, "fields": dict(getattr(first, "fields", {}) or {}),
-                 "retryable": False}
+    diagnosis = Diagnosis.simple(first.category or "toolchain_missing", f"preflight-{first.name}", line=1,
+                                 text=first.detail, fields=dict(getattr(first, "fields", {}) or {}),
+                                 retryable=False).summary_json()
     rec.event("failure.diagnosed", attempt=1, preflight=True, **diagnosis, todo=todo,
               context=[f"[{c.status}] {c.name}: {c.detail}" for c in failed])
     rec.add_attempt(AttemptRecord(number=1, started=iso_seconds(datetime.now(UTC)), duration_s=0.0, ended="exited",

@@ -38,6 +38,7 @@ from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import pause
 
+
 @dataclass(frozen=True)
 class AttemptResult:
     """What one attempt produced, before the ladder decides."""
