@@ -148,6 +148,10 @@ def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext, *, ver
 # --- the remedies -----------------------------------------------------------
 
 def add_library_paths(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Put the missing library's directory on LIBRARY_PATH and LD_LIBRARY_PATH.
+
+    Read-only: searches the filesystem, asks the build's Python for its site dirs and ldconfig -p.
+    """
     name = "add_library_paths"
     library = diagnosis.fields.get("library") or diagnosis.fields.get("soname")
     if not library:
@@ -215,6 +219,8 @@ def replace_opt_level(flags: str, level: int) -> str:
 
 
 def lower_optimization(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """-O3 -> -O2 (then -O1) for host and device code; read-only: lists the CMake caches, whose
+    removal (a fresh configure) is an effect."""
     name = "lower_optimization"
     level = {None: 2, 2: 1}.get(plan.opt_level)
     if level is None:
@@ -242,6 +248,7 @@ def lower_optimization(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCon
 
 
 def reduce_jobs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Halve MAX_JOBS and the recipe's other job knobs, floor 1 (pure)."""
     name = "reduce_jobs"
     if plan.jobs <= 1:
         return RemedyResult(name, False, plan, "MAX_JOBS is already 1")
@@ -254,6 +261,7 @@ def reduce_jobs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -
 
 
 def wait_and_retry(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Nothing changes; the session backs off before the retry (pure)."""
     return RemedyResult("wait_and_retry", True, plan, "nothing changes; waiting before the retry (transient failure)")
 
 
@@ -265,6 +273,7 @@ CMAKE_POLICY_MINIMUM = "3.5"
 
 
 def set_cmake_policy_minimum(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """CMAKE_POLICY_VERSION_MINIMUM for CMake 4 (pure)."""
     name = "set_cmake_policy_minimum"
     current = plan.env.get("CMAKE_POLICY_VERSION_MINIMUM", "").strip()
     if current:

@@ -33,6 +33,7 @@ SYNC_COMMANDS = (
 
 
 def sync_submodules(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Re-sync submodule URLs and update them; read-only (looks for .git): the git commands are an effect."""
     from rocmbuild.build.remedies import RemedyResult
 
     name = "sync_submodules"
@@ -58,6 +59,8 @@ def narrower_archs(requested: Targets, local: Sequence[str]) -> Targets | None:
 
 
 def narrow_archs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """The arch list becomes the requested archs the local GPUs need; read-only: detects the GPUs and
+    lists the CMake caches, whose removal (a fresh configure) is an effect."""
     from rocmbuild.build.remedies import RemedyResult, cmake_caches
 
     name = "narrow_archs"
