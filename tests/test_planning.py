@@ -10,7 +10,7 @@ from planfactory import RECIPE
 
 from rocmbuild.build.checklist import plan_checks
 from rocmbuild.build.plan import BuildPlan, render_plan
-from rocmbuild.build.planning import make_plan
+from rocmbuild.build.planning import at_its_turn, jobs_from_memory, make_plan, resized_jobs
 from rocmbuild.build.recipe import parse_recipe
 from rocmbuild.errors import RocmbuildError
 from rocmbuild.host import facts as hostmod
@@ -50,6 +50,23 @@ def test_jobs_option_and_the_callers_variable_win(tmp_path: Path) -> None:
     assert caller.jobs == 2 and "from your environment" in caller.jobs_reason
     bad = plan_for(tmp_path, environ={"PATH": "/usr/bin", "MAX_JOBS": "lots"}, host=facts(cpus=4))
     assert bad.jobs == 4 and any("'lots'" in w for w in bad.warnings)
+
+
+def test_a_later_recipe_is_sized_from_memory_measured_at_its_turn(tmp_path: Path) -> None:
+    """`rocmbuild torch vllm`: vllm's MAX_JOBS follows what torch's build left free (issue 10, item 7)."""
+    planned = plan_for(tmp_path, host=facts(cpus=32, mem_gib=64))
+    assert planned.jobs > 4
+    later = resized_jobs(planned, cpus=32, mem_available=9 * GIB)
+    assert later.jobs < planned.jobs and later.env["MAX_JOBS"] == str(later.jobs)
+    assert later.env["CMAKE_BUILD_PARALLEL_LEVEL"] == str(later.jobs)
+    assert "measured again when its turn came" in later.jobs_reason and f"planned: {planned.jobs}" in later.jobs_reason
+    recipe = planned.recipe
+    assert jobs_from_memory(recipe, BuildOptions(), {"PATH": "/usr/bin"})
+    assert not jobs_from_memory(recipe, BuildOptions(jobs=5), {"PATH": "/usr/bin"}), "--jobs is kept"
+    assert not jobs_from_memory(recipe, BuildOptions(), {"MAX_JOBS": "2"}), "the caller's MAX_JOBS is kept"
+    assert jobs_from_memory(recipe, BuildOptions(), {"MAX_JOBS": "lots"}), "an invalid one was rocmbuild's choice"
+    fixed = plan_for(tmp_path, jobs=5)
+    assert at_its_turn(fixed, BuildOptions(jobs=5), {"PATH": "/usr/bin"}) is fixed
 
 
 def test_no_rocm_is_a_warning_and_the_arch_is_kept(tmp_path: Path) -> None:

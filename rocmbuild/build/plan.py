@@ -22,9 +22,6 @@ from rocmbuild.host.rocm import Rocm
 from rocmbuild.build.recipe import Recipe
 from rocmbuild.records.redact import redact_value
 
-GENERIC_LADDER = ("clean_build", "uninstall_packages", "lower_optimization", "reduce_jobs")
-
-
 def rocm_json(rocm: Rocm | None) -> dict[str, Any]:
     """The plan's ``rocm`` object (contract: the same keys whether ROCm was found or not)."""
     if rocm is None:
@@ -55,6 +52,7 @@ class BuildPlan:
     run_prepare: bool = True  # prepare runs before the first attempt and after every clean
     opt_level: int | None = None  # set by lower_optimization: 2, then 1
     hip_compiler: HipCompiler | None = None  # what compiles device code (HIPCXX, else hipcc)
+    bundled_copy: Path | None = None  # a recipe's bundled tree, copied to ``source`` before the first attempt
 
     @property
     def archs(self) -> tuple[str, ...]:
@@ -101,7 +99,8 @@ class BuildPlan:
         return {"prepare": s.prepare, "build": s.build, "verify": s.verify}
 
     def to_json(self, ladders: Mapping[str, tuple[str, ...]] | None = None,
-                limits: Mapping[str, str] | None = None) -> dict[str, Any]:
+                limits: Mapping[str, str] | None = None, generic: tuple[str, ...] = ()) -> dict[str, Any]:
+        """The plan as ``plan --json`` prints it; ``ladders`` and ``generic`` come from the catalogue."""
         return {
             "recipe": self.recipe.name,
             "recipe_file": str(self.recipe.path),
@@ -122,14 +121,14 @@ class BuildPlan:
             "steps": {k: list(v) for k, v in self.steps.items()},
             "clean": list(self.recipe.clean_paths),
             "verify_artifacts": list(self.recipe.verify_artifacts),
-            "ladder": {"generic": list(GENERIC_LADDER), **{k: list(v) for k, v in (ladders or {}).items()}},
+            "ladder": {"generic": list(generic), **{k: list(v) for k, v in (ladders or {}).items()}},
             "warnings": list(self.warnings),
             "limits": dict(limits or {}),
         }
 
 
 def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None = None,
-                limits: Mapping[str, str] | None = None) -> str:
+                limits: Mapping[str, str] | None = None, generic: tuple[str, ...] = ()) -> str:
     """Human-readable plan, as printed by ``rocmbuild plan``."""
     out: list[str] = [f"Plan for recipe '{plan.recipe.name}' ({plan.recipe.path})"]
     add = out.append
@@ -174,5 +173,5 @@ def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None =
         "unrecognised failures with --escalate-unknown):")
     for category, ladder in (ladders or {}).items():
         add(f"  {category:<26} {' -> '.join(ladder) if ladder else 'stop (not retryable)'}")
-    add(f"  {'generic':<26} {' -> '.join(GENERIC_LADDER)}")
+    add(f"  {'generic':<26} {' -> '.join(generic)}")
     return "\n".join(out)

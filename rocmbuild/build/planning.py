@@ -125,7 +125,7 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
     if rocm is None:
         warnings.append("no ROCm installation found: pass --rocm-path or set ROCM_PATH")
     job_vars = recipe.resources.job_variables
-    caller_jobs = environ.get(job_vars[0], "").strip() if job_vars else ""
+    caller_jobs = _caller_jobs(recipe, environ)
     if options.jobs is not None:
         jobs, jobs_reason = options.jobs, "--jobs"
     elif caller_jobs.isdigit() and int(caller_jobs) > 0:
@@ -154,9 +154,46 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         recipe=recipe, source=source, source_origin=source_origin, rocm=rocm, targets=targets,
         arch_origin=arch_origin, jobs=jobs, jobs_reason=jobs_reason, caller_env=dict(environ),
         changes=changes, python="", loader_dirs=facts.loader_dirs, checkout=checkout, warnings=tuple(warnings),
-        hip_compiler=compiler,
+        hip_compiler=compiler, bundled_copy=recipe.source_path if options.source is None else None,
     )
     return replace(plan, python=_which_python(plan.env))
+
+
+def _caller_jobs(recipe: Recipe, environ: Mapping[str, str]) -> str:
+    job_vars = recipe.resources.job_variables
+    return environ.get(job_vars[0], "").strip() if job_vars else ""
+
+
+def jobs_from_memory(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str]) -> bool:
+    """Whether MAX_JOBS is rocmbuild's own choice from CPUs and memory (no --jobs, no valid caller value)."""
+    caller = _caller_jobs(recipe, environ)
+    return options.jobs is None and not (caller.isdigit() and int(caller) > 0)
+
+
+def resized_jobs(plan: BuildPlan, cpus: int, mem_available: int) -> BuildPlan:
+    """``plan`` with MAX_JOBS (and the recipe's other job knobs) sized for memory measured now (pure).
+
+    The reason says so: ``run.started`` records it as ``jobs_reason``.
+    """
+    jobs, reason = choose_jobs(cpus, mem_available, plan.recipe.resources.memory_per_job_gb)
+    reason = f"{reason}; measured again when its turn came (planned: {plan.jobs})"
+    job_vars = set(plan.recipe.resources.job_variables)
+    changes = tuple(replace(c, value=str(jobs)) if c.name in job_vars and c.reason == "parallel jobs" else c
+                    for c in plan.changes)
+    return replace(plan, changes=changes, jobs=jobs, jobs_reason=reason)
+
+
+def at_its_turn(plan: BuildPlan, options: BuildOptions, environ: Mapping[str, str]) -> BuildPlan:
+    """A later recipe of ``rocmbuild torch vllm``: its memory-dependent choices made now, not at planning.
+
+    Planning measured memory before the recipes ahead of it ran; MAX_JOBS chosen from it is sized
+    again from what they left free.  ``--jobs`` or a caller's MAX_JOBS are kept as they are.
+    """
+    if not jobs_from_memory(plan.recipe, options, environ):
+        return plan
+    cpus, _ = hostmod.cpu_count()
+    mem_available, _ = hostmod.memory_available()
+    return resized_jobs(plan, cpus, mem_available)
 
 
 def load_recipes(names: Sequence[str]) -> list[Recipe]:

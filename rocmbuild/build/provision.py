@@ -64,7 +64,7 @@ def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams
 
 
 def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
-                  streams: Streams, reason: str) -> tuple[str, str]:
+                  streams: Streams, reason: str) -> tuple[Outcome, str]:
     """Store the fingerprint of the command's plan (not the remedied one: the next run of the same
     command must match), then the wheels; an unverified wheel turns the outcome into `failed`."""
     current = fingerprint.compute(base_plan)
