@@ -147,8 +147,13 @@ class LineScanner:
             accelerate = ACCELERATOR_AVAILABLE
         if accelerate and not ACCELERATOR_AVAILABLE:
             raise RuntimeError("ahocorasick_rs is not installed")
+        # Leftmost-first, not the default "standard" semantics: with it the automaton runs behind a
+        # SIMD prefilter (memchr/Teddy), ~20x faster on a build log where few lines hold a keyword.
+        # Every line that holds a keyword still yields a match (keywords never span a newline, so
+        # a match that overlaps an occurrence is on the same line), so the candidates are the same.
         self._automaton: Any = (
-            _ahocorasick.BytesAhoCorasick(list(self._keywords)) if accelerate and self._keywords else None
+            _ahocorasick.BytesAhoCorasick(list(self._keywords), matchkind=_ahocorasick.MatchKind.LeftmostFirst)
+            if accelerate and self._keywords else None
         )
         self._overlap = max((len(k) for k in self._keywords), default=1) - 1
         self._buf = bytearray()  # the most recent output (at least KEEP bytes once that much arrived)
