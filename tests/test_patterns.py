@@ -8,6 +8,7 @@ a build (past --budget, --stall-timeout and SIGTERM) and ``rocmbuild diagnose``.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -15,9 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.catalogue import Signature, load_catalogue
 from rocmbuild.diagnosis.classifier import classify
-from rocmbuild.diagnosis.patterns import MAX_TIMEOUTS, BoundedPattern, catastrophic, compile_user_pattern
+from rocmbuild.diagnosis.patterns import (
+    MAX_TIMEOUTS,
+    BoundedPattern,
+    TrustedPattern,
+    catastrophic,
+    compile_user_pattern,
+)
+from rocmbuild.diagnosis.signature_check import _uncompiled
 from rocmbuild.errors import CatalogueError
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
@@ -122,3 +130,22 @@ def test_build_with_a_slow_user_signature_ends_within_its_budget(tmp_path: Path)
     elapsed = time.monotonic() - started
     assert proc.returncode == 5, proc.stderr[-2000:]  # budget_exhausted, not a hang
     assert elapsed < 30
+
+
+def test_trusted_pattern_compiles_at_first_search_and_compares_by_text() -> None:
+    pattern = TrustedPattern(r"cannot find -l(?P<library>\w+)")
+    assert pattern._compiled is None  # loading the catalogue compiles nothing
+    found = pattern.search("/usr/bin/ld: cannot find -lhipblas")
+    assert found is not None and found["library"] == "hipblas"
+    assert pattern._compiled is not None
+    assert pattern == TrustedPattern(r"cannot find -l(?P<library>\w+)")
+    assert hash(pattern) == hash(TrustedPattern(r"cannot find -l(?P<library>\w+)"))
+    assert pattern != TrustedPattern(r"cannot find")
+
+
+def test_signatures_check_compiles_every_bundled_pattern() -> None:
+    broken = Signature(id="broken", category="unknown", description="x", patterns=(TrustedPattern("(unclosed"),),
+                       keywords=("unclosed",))
+    with pytest.raises(re.error) as error:
+        re.compile("(unclosed")
+    assert _uncompiled([broken]) == [f"broken: invalid regex '(unclosed': {error.value}"]
