@@ -43,6 +43,7 @@ replaces the category's advice; ``{field}`` placeholders take the captures).
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -205,6 +206,7 @@ class Catalogue:
 # --------------------------------------------------------------------------------------------- loading
 
 
+@functools.cache  # asked for each of the catalogue's ~530 patterns (is it bundled, hence trusted?)
 def bundled_path() -> Path:
     return Path(str(resources.files("rocmbuild").joinpath(BUNDLED_NAME)))
 
