@@ -17,6 +17,7 @@ nor SIGTERM get a turn (the match holds the interpreter).  So user patterns:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -85,23 +86,24 @@ class TrustedPattern:
     compile defers no error a user could cause.  Equal when the pattern text is, like ``re.Pattern``.
     """
 
-    __slots__ = ("_compiled", "pattern")
+    __slots__ = ("_compiled", "pattern", "search")
 
     def __init__(self, pattern: str) -> None:
         self.pattern = pattern
         self._compiled: re.Pattern[str] | None = None
+        # The first search compiles and puts the compiled pattern's own search here: later searches
+        # (hundreds of thousands on a big log) cost no Python call of ours.
+        self.search: Callable[[str], re.Match[str] | None] = self._first_search
 
     def compile(self) -> re.Pattern[str]:
         """The compiled pattern (raises re.error for an invalid one: ``signatures check`` asks)."""
         if self._compiled is None:
             self._compiled = re.compile(self.pattern)
+            self.search = self._compiled.search
         return self._compiled
 
-    def search(self, text: str, /) -> re.Match[str] | None:
-        compiled = self._compiled
-        if compiled is None:
-            compiled = self.compile()
-        return compiled.search(text)
+    def _first_search(self, text: str, /) -> re.Match[str] | None:
+        return self.compile().search(text)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, TrustedPattern) and other.pattern == self.pattern
