@@ -21,8 +21,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import regex
-
 SEARCH_TIMEOUT = 0.05  # seconds per search: a real build line takes microseconds
 MAX_TIMEOUTS = 3
 
@@ -60,6 +58,8 @@ class BoundedPattern:
     _compiled: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
+        import regex  # only user signature files need its engine (and its ~10 ms import)
+
         self._compiled = regex.compile(self.pattern, self.flags | regex.VERSION0)
 
     @property
@@ -117,6 +117,8 @@ class TrustedPattern:
 
 def compile_user_pattern(pattern: str) -> BoundedPattern:
     """Compile a user's pattern for bounded matching; raises ValueError with the reason it is refused."""
+    import regex
+
     reason = catastrophic(pattern)
     if reason is not None:
         raise ValueError(reason)
