@@ -77,6 +77,21 @@ def clean_line(raw: str) -> str:
     return raw.strip()
 
 
+def may_contain(raw: str, needle: str) -> bool:
+    """False only when ``needle`` (lower case) cannot be in ``clean_line(raw).lower()``: a test that
+    spares scans of whole logs for one phrase (arch downgrades, download URLs) cleaning every line.
+
+    clean_line only deletes, and it deletes from inside a line only escapes, NULs, BOMs, bare SGR
+    sequences and linked frames; everything else it keeps is one contiguous piece of the raw line
+    (a prefix, a \\r redraw, surrounding blanks or markup cut off).  Without those, the needle must
+    already be in the raw line.
+    """
+    if needle in raw.lower():
+        return True
+    return ("\x1b" in raw or "\x00" in raw or "\ufeff" in raw or "](" in raw
+            or ("[" in raw and _BARE_SGR.search(raw) is not None))
+
+
 def saved_log_lines(path: Path) -> Iterator[str]:
     """The raw lines of a saved log, read lazily (logs can be large); none when it cannot be read."""
     try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import regex
 
-from rocmbuild.diagnosis.noise import clean_line, saved_log_lines
+from rocmbuild.diagnosis.noise import clean_line, may_contain, saved_log_lines
 from rocmbuild.process import command as proc
 from rocmbuild.records.redact import redact_text
 
@@ -41,6 +41,8 @@ def downloaded_urls(lines: Iterable[str]) -> list[str]:
     """URLs on fetch lines, redacted, each once, in order of first appearance (pure)."""
     found: dict[str, None] = {}
     for raw in lines:
+        if ":" not in raw or not may_contain(raw, "://"):  # most lines: no URL, not worth cleaning
+            continue
         line = clean_line(raw.rstrip("\n"))  # the one noise rule: ANSI, \r redraws, CI prefixes
         if "://" not in line or not _FETCH_LINE.search(line):
             continue
