@@ -34,6 +34,7 @@ from pathlib import Path
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 STARTED = "started.txt"
 GOAL_FIRST_ATTEMPT_S = 0.15
+FIRST_ATTEMPT = "build: start to first attempt"
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,7 @@ def probes(work: Path) -> list[Probe]:
         Probe("rocmbuild --help", [ROCMBUILD, "--help"]),
         Probe("rocmbuild build --help", [ROCMBUILD, "build", "--help"]),
         Probe("rocmbuild plan (no preflight)", [ROCMBUILD, "plan", *common]),
-        Probe("build: start to first attempt", [ROCMBUILD, "build", *common, "--force", "--quiet"], True),
+        Probe(FIRST_ATTEMPT, [ROCMBUILD, "build", *common, "--force", "--quiet"], True),
         Probe("build: whole run (1 trivial step)", [ROCMBUILD, "build", *common, "--force", "--quiet"]),
     ]
 
@@ -87,29 +88,36 @@ def time_once(probe: Probe, work: Path, env: dict[str, str], run: int) -> float:
     return t1 - t0
 
 
+def measure(work: Path, runs: int) -> dict[str, list[float]]:
+    """Seconds per probe name, ``runs`` each, interleaved (after one uncounted warm-up round)."""
+    work.mkdir(parents=True, exist_ok=True)
+    env = environment(work)
+    rows = probes(work)
+    times: dict[str, list[float]] = {p.name: [] for p in rows}
+    for probe in rows:  # warm the page cache and .pyc files first; not counted
+        time_once(probe, work, env, -1)
+    for run in range(runs):  # interleaved: drifting load hits every row alike
+        for probe in rows:
+            times[probe.name].append(time_once(probe, work, env, run))
+    return times
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="rocmbuild-startup-") as tmp:
-        work = Path(tmp)
-        env = environment(work)
-        rows = probes(work)
-        times: dict[str, list[float]] = {p.name: [] for p in rows}
-        for probe in rows:  # warm the page cache and .pyc files first; not counted
-            time_once(probe, work, env, -1)
-        for run in range(args.runs):  # interleaved: drifting load hits every row alike
-            for probe in rows:
-                times[probe.name].append(time_once(probe, work, env, run))
-    base = statistics.median(times[rows[0].name])
+        times = measure(Path(tmp), args.runs)
+    names = list(times)
+    base = statistics.median(times[names[0]])
     print(f"load average {os.getloadavg()[0]:.2f}; {args.runs} runs each, median (min-max), wall time")
     print(f"{'what':<36} {'ms':>7} {'min-max ms':>13} {'x pass':>7}")
-    for probe in rows:
-        values = times[probe.name]
+    for name in names:
+        values = times[name]
         median = statistics.median(values)
-        print(f"{probe.name:<36} {median * 1000:>7.0f} {min(values) * 1000:>6.0f}-{max(values) * 1000:<6.0f} "
+        print(f"{name:<36} {median * 1000:>7.0f} {min(values) * 1000:>6.0f}-{max(values) * 1000:<6.0f} "
               f"{median / base:>7.1f}")
-    first = statistics.median(times["build: start to first attempt"])
+    first = statistics.median(times[FIRST_ATTEMPT])
     print(f"goal: build start to first attempt < {GOAL_FIRST_ATTEMPT_S * 1000:.0f} ms: "
           f"{'met' if first < GOAL_FIRST_ATTEMPT_S else 'NOT met'} ({first * 1000:.0f} ms)")
     return 0
