@@ -75,7 +75,7 @@ def environment(work: Path) -> dict[str, str]:
 def time_once(probe: Probe, work: Path, env: dict[str, str], run: int) -> float:
     argv = list(probe.argv)
     if argv[:2] == [ROCMBUILD, "build"] and "--help" not in argv:
-        argv += ["--run-dir", str(work / "runs" / f"{probe.first_attempt}-{run}")]
+        argv += ["--run-dir", str(work / "runs" / f"{probe.first_attempt}-{run}-{time.monotonic_ns()}")]
     (work / STARTED).unlink(missing_ok=True)
     t0 = time.time()
     proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
