@@ -89,7 +89,7 @@ def may_contain(raw: str, needle: str) -> bool:
     if needle in raw.lower():
         return True
     return ("\x1b" in raw or "\x00" in raw or "\ufeff" in raw or "](" in raw
-            or ("[" in raw and _BARE_SGR.search(raw) is not None))
+            or ("[" in raw and ("m" in raw or "K" in raw) and _BARE_SGR.search(raw) is not None))
 
 
 def saved_log_lines(path: Path) -> Iterator[str]:
