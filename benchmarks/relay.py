@@ -128,8 +128,8 @@ def time_cli(log: Path, work: Path, run: int) -> tuple[float, float]:
     t0 = time.time()
     subprocess.run([sys.executable, "-m", "rocmbuild", "build", str(recipe), "--source", str(work / "src"),
                     "--arch", "gfx942", "--skip-preflight", "--no-cache", "--force", "--run-dir", str(run_dir)],
-                   env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=True)
+                   env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)  # cwd: `-m` imports from the cwd first
     t1 = time.time()
     events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
     started = next(e for e in events if e["event"] == "attempt.started")["timestamp"]

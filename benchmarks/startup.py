@@ -78,7 +78,8 @@ def time_once(probe: Probe, work: Path, env: dict[str, str], run: int) -> float:
         argv += ["--run-dir", str(work / "runs" / f"{probe.first_attempt}-{run}-{time.monotonic_ns()}")]
     (work / STARTED).unlink(missing_ok=True)
     t0 = time.time()
-    proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+    # cwd: the work dir, so that `python -c` imports rocmbuild from the environment, not from the cwd
+    proc = subprocess.run(argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                           stderr=subprocess.PIPE, text=True)
     t1 = time.time()
     if proc.returncode != 0:
