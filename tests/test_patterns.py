@@ -24,6 +24,7 @@ from rocmbuild.diagnosis.patterns import (
     TrustedPattern,
     catastrophic,
     compile_user_pattern,
+    required_literal,
 )
 from rocmbuild.diagnosis.signature_check import _uncompiled
 from rocmbuild.errors import CatalogueError
@@ -149,3 +150,32 @@ def test_signatures_check_compiles_every_bundled_pattern() -> None:
     with pytest.raises(re.error) as error:
         re.compile("(unclosed")
     assert _uncompiled([broken]) == [f"broken: invalid regex '(unclosed': {error.value}"]
+
+
+@pytest.mark.parametrize(("pattern", "literal"), [
+    (r"(?P<x>cannot find) -l(?P<lib>\w+)", "cannot find -l"),  # a group matched once continues the run
+    (r"\bundefined reference to .(?P<sym>[^']+)", "undefined reference to "),
+    (r"(abc)+def", "def"),  # a repeated group ends it
+    (r"x(?:foo|bar)yz", "yz"),  # so does an alternation
+    (r"a(?i:bcd)efg", "efg"),  # and a case-insensitive group
+    (r"(?i)no space left", ""),  # a case-insensitive pattern has none
+    (r"[abc]+", ""),
+])
+def test_required_literal(pattern: str, literal: str) -> None:
+    assert required_literal(pattern) == literal
+
+
+def test_every_bundled_pattern_matches_its_examples_only_with_its_literal() -> None:
+    """The literal test is exact: wherever a bundled pattern matches, its required literal is there."""
+    catalogue = load_catalogue(user=False)
+    checked = 0
+    for sig in catalogue.signatures:
+        texts = list(sig.examples)
+        for pattern in sig.patterns:
+            literal = required_literal(pattern.pattern)
+            for text in texts:
+                found = re.compile(pattern.pattern).search(text)
+                if found is not None:
+                    checked += 1
+                    assert literal in text and pattern.search(text) is not None, (sig.id, pattern.pattern, text)
+    assert checked > 50
