@@ -311,9 +311,9 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
     from rocmbuild.build import provision
 
     base_plan = base_plan or plan
-    rec.extra["rocm"] = {"root": plan.rocm.root, "version": plan.rocm.version}
+    rec.extra["rocm"] = {"root": plan.rocm_root, "version": plan.rocm_version}
     rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
-              rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
+              rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None, pid=os.getpid())
     for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going

@@ -13,6 +13,7 @@ import pytest
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis, classify, classify_stream
 from rocmbuild.diagnosis.noise import clean_line
+from rocmbuild.process.watcher import LineScanner
 
 CAT = load_catalogue(user=False)
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
@@ -490,11 +491,18 @@ def test_raw_dismissed_lines_are_ones_on_line_dismisses() -> None:
 
 
 def test_diagnosis_is_the_same_with_and_without_the_raw_dismissal() -> None:
+    class Undismissing(Classifier):
+        raw_dismiss = None  # every keyword line reaches on_line, decoded and cleaned
+
     log = b"\n".join([*FLAGGED_WARNINGS, *NOT_FLAGGED] * 3 + [b"/usr/bin/ld: cannot find -lhipblas",
                                                               b"collect2: error: ld returned 1 exit status"]) + b"\n"
-    text = log.decode("utf-8", "replace").removesuffix("\n")  # split("\n") would add an empty last line
-    through_watcher = classify(log)  # LineScanner, with raw_dismiss
-    line_by_line = classify(text)  # on_line for every keyword line, no raw_dismiss
-    assert through_watcher.signature == line_by_line.signature == "ld-cannot-find-library"
-    assert through_watcher.line == line_by_line.line == 37
-    assert through_watcher.to_json() == line_by_line.to_json()
+    diagnoses = []
+    for hook in (Classifier(), Undismissing()):
+        scanner = LineScanner(hook)
+        scanner.feed(log)
+        scanner.close()
+        diagnoses.append(hook.finish())
+    with_dismissal, without = diagnoses
+    assert with_dismissal.signature == without.signature == "ld-cannot-find-library"
+    assert with_dismissal.line == without.line == 37
+    assert with_dismissal.to_json() == without.to_json()

@@ -16,6 +16,7 @@ from rocmbuild.build.remedies import REMEDIES, RemedyContext
 from rocmbuild.build.treeremedies import narrower_archs
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.host import arch as archmod
+from rocmbuild.host.arch import Targets
 from tests.planfactory import RECIPE, make_plan
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
@@ -123,8 +124,9 @@ def test_stale_submodule_is_cured_end_to_end(tmp_path: Path) -> None:
     (("gfx942",), ("gfx942",), None),                          # one arch already
     (("gfx90a", "gfx942"), ("gfx942:sramecc+:xnack-",), ("gfx942",)),
 ])
-def test_narrower_archs(requested: tuple[str, ...], local: tuple[str, ...], expected: object) -> None:
-    assert narrower_archs(requested, local) == expected
+def test_narrower_archs(requested: tuple[str, ...], local: tuple[str, ...], expected: tuple[str, ...] | None) -> None:
+    narrowed = narrower_archs(Targets.parse(",".join(requested)), local)
+    assert (narrowed.names if narrowed is not None else None) == expected
 
 
 def write_node(nodes: Path, name: str, version: int) -> None:
@@ -138,7 +140,7 @@ def test_narrow_archs_uses_the_gpus_sysfs_reports(tmp_path: Path) -> None:
     write_node(nodes, "0", 0)
     write_node(nodes, "1", 90402)
     recipe = RECIPE + '[arch]\nvariables = ["PYTORCH_ROCM_ARCH"]\nseparator = ";"\n'
-    plan = replace(make_plan(tmp_path, recipe_text=recipe), archs=("gfx90a", "gfx942"))
+    plan = replace(make_plan(tmp_path, recipe_text=recipe), targets=Targets.parse("gfx90a,gfx942"))
     (tmp_path / "build").mkdir(exist_ok=True)
     (tmp_path / "build" / "CMakeCache.txt").write_text("PYTORCH_ROCM_ARCH=gfx90a;gfx942\n")
     ctx = RemedyContext(detect_archs=lambda: archmod.detect_local_archs(sysfs_root=nodes, environ={}))

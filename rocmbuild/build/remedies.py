@@ -27,7 +27,6 @@ from rocmbuild.process import command as proc
 from rocmbuild.host.arch import Detection, detect_local_archs
 from rocmbuild.diagnosis.catalogue import REMEDY_NAMES
 from rocmbuild.build.environment import EnvChange, split_path
-from rocmbuild.host.facts import loader_default_dirs
 from rocmbuild.host.libraries import library_base, library_package_hint
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.process.command import capture
@@ -150,7 +149,7 @@ def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext, *, ver
 
     ``versioned``: look for ``filename.*`` instead (a runtime soname next to a missing dev symlink).
     """
-    candidates: list[Path] = [Path(d) for d in plan.rocm.lib_dirs]
+    candidates: list[Path] = list(plan.rocm.lib_dirs) if plan.rocm else []
     # Other ROCm installs (/opt/rocm-X.Y.Z) are not searched on purpose: their libraries have other
     # sonames (ROCm 7 renumbered them) and mixing two ROCm runtimes breaks at load time.
     candidates += list(ctx.extra_library_dirs)
@@ -178,7 +177,7 @@ def add_library_paths(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCont
     variable = "LD_LIBRARY_PATH" if load_time else "LIBRARY_PATH"
     dirs = find_library_dirs(plan, filename, ctx)
     # The loader's default dirs are searched anyway; on LD_LIBRARY_PATH they would override RUNPATHs.
-    on_path = {*split_path(plan.env.get(variable)), *loader_default_dirs()}
+    on_path = {*split_path(plan.env.get(variable)), *plan.loader_dirs}
     new_dirs = [d for d in dirs if str(d) not in on_path and os.path.realpath(d) not in on_path]
     if not new_dirs:
         if dirs:

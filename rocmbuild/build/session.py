@@ -292,7 +292,7 @@ class BuildSession:
             return None
         from rocmbuild.build.artifacts import verify_artifacts
 
-        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.archs,
+        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets,
                                   env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
         self.rec.event("artifacts.verified", ok=report.ok, detail=report.describe())
         from rocmbuild.build.archtruth import beyond_request
@@ -312,10 +312,10 @@ class BuildSession:
         from rocmbuild.build import archtruth
         from rocmbuild.records import provenance
 
-        compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm.hipcc
+        compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm_hipcc
         record["provenance"] = provenance.collect(
             source=plan.source, log=Path(outcome.log), python=plan.python or "python3", env=plan.env,
-            rocm_version=plan.rocm.version, hip_compiler=compiler, run=self.services.run)
+            rocm_version=plan.rocm_version, hip_compiler=compiler, run=self.services.run)
         self._warn(archtruth.downgrades_in_log(Path(outcome.log)))
 
     def _warn(self, messages: list[str]) -> None:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rocmbuild.build.environment import EnvChange
+from rocmbuild.host.arch import Targets, processor_of
 
 if TYPE_CHECKING:
     from rocmbuild.build.plan import BuildPlan
@@ -49,10 +50,9 @@ def sync_submodules(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContex
                         f"--recursive` in {plan.source}" + (f" (submodule {path})" if path else ""))
 
 
-def narrower_archs(requested: Sequence[str], local: Sequence[str]) -> tuple[str, ...] | None:
+def narrower_archs(requested: Targets, local: Sequence[str]) -> Targets | None:
     """The requested archs the local GPUs need, when that is a proper, non-empty subset; else None (pure)."""
-    have = {a.split(":", 1)[0] for a in local}
-    kept = tuple(a for a in requested if a.split(":", 1)[0] in have)
+    kept = requested.only(processor_of(a) for a in local)
     if not kept or len(kept) >= len(requested):
         return None
     return kept
@@ -64,10 +64,10 @@ def narrow_archs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) 
     name = "narrow_archs"
     detection = ctx.detect_archs()
     local = detection.targets if detection else ()
-    narrowed = narrower_archs(plan.archs, local)
+    narrowed = narrower_archs(plan.targets, local)
     requested = ", ".join(plan.archs)
     if narrowed is None:
-        if len(plan.archs) <= 1:
+        if len(plan.targets) <= 1:
             why = f"the build is for one arch ({requested}) already"
         elif not local:
             why = "no local GPU was detected to narrow the list to"
@@ -78,12 +78,12 @@ def narrow_archs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) 
                                     "the only fix upstream knows for a relocation overflow")
     reason = f"narrowed from {requested} to the local GPUs (remedy narrow_archs)"
     separator = plan.recipe.arch.separator
-    changes = [EnvChange(var, "set", separator.join(narrowed), reason) for var in plan.recipe.arch.variables]
+    changes = [EnvChange(var, "set", narrowed.as_env(separator), reason) for var in plan.recipe.arch.variables]
     source = detection.source if detection else "detection"
     # CMake caches the arch list of the first configure: without a fresh configure nothing changes.
     removed, _ = safe_remove(plan.source, cmake_caches(plan.source))
-    detail = (f"archs {requested} -> {', '.join(narrowed)} (the GPUs found by {source}) in "
+    detail = (f"archs {requested} -> {', '.join(narrowed.names)} (the GPUs found by {source}) in "
               f"{', '.join(plan.recipe.arch.variables) or 'the plan'}")
     if removed:
         detail += f"; removed {', '.join(removed)} for a fresh configure"
-    return RemedyResult(name, True, plan.with_changes(*changes, archs=narrowed), detail, removed=tuple(removed))
+    return RemedyResult(name, True, plan.with_changes(*changes, targets=narrowed), detail, removed=tuple(removed))

@@ -61,7 +61,7 @@ def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
             if len(parts) >= 2:
                 submodules[parts[1]] = parts[0]
     return {
-        "rocm": {"root": plan.rocm.root, "version": plan.rocm.version},
+        "rocm": {"root": plan.rocm_root, "version": plan.rocm_version},
         "hip_compiler": {"path": compiler.path, "kind": compiler.kind, "version": _first_line(results["compiler"])}
         if compiler is not None else None,
         "tools": tools,
