@@ -41,7 +41,6 @@ from rocmbuild.process.treelock import TreeLock
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
-from rocmbuild.records.report import render_summary
 from rocmbuild.services import Services, Streams
 
 DEFAULT_SERVICES = Services()
@@ -381,6 +380,8 @@ def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptio
     _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
     summary = rec.write_summary(outcome, exit_code)
     _, events = load_run(rec.run_dir)
+    from rocmbuild.records.report import render_summary  # rich: imported when the run is over
+
     streams.err.write(render_summary(summary, events))
     streams.err.flush()
     if options.json:

@@ -51,6 +51,7 @@ replaces the category's advice; ``{field}`` placeholders take the captures).
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -60,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.diagnosis.patterns import Searchable, compile_user_pattern
+from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern
 from rocmbuild.errors import CatalogueError
 
 CATEGORIES = (
@@ -229,6 +230,7 @@ class Catalogue:
 # --------------------------------------------------------------------------------------------- loading
 
 
+@functools.cache  # asked for each of the catalogue's ~530 patterns (is it bundled, hence trusted?)
 def bundled_path() -> Path:
     return Path(str(resources.files("rocmbuild").joinpath(BUNDLED_NAME)))
 
@@ -258,12 +260,12 @@ def _strings(value: Any, source: str, entry: str | None, key: str) -> tuple[str,
 
 
 def _regexes(value: Any, source: str, entry: str | None, key: str) -> tuple[Searchable, ...]:
-    """Compiled patterns: Python's ``re`` for the bundled catalogue, time-bounded ones for user files."""
+    """Patterns: Python's ``re`` for the bundled catalogue (compiled at first use), time-bounded ones for user files."""
     trusted = source == str(bundled_path())
     compiled: list[Searchable] = []
     for text in _strings(value, source, entry, key):
         try:
-            compiled.append(re.compile(text) if trusted else compile_user_pattern(text))
+            compiled.append(TrustedPattern(text) if trusted else compile_user_pattern(text))
         except (re.error, ValueError) as exc:
             raise _error(source, entry, f"invalid regex in '{key}': {text!r}: {exc}",
                          todo=f"fix the pattern in {source}; patterns must not nest quantifiers "

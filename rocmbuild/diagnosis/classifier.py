@@ -63,6 +63,13 @@ MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fa
                                       b"FATAL")
 
 _NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
+# The raw bytes of a line that on_line dismisses as a flagged compiler warning whatever its cleaned text:
+# `path:LINE[:COL]: warning: ... [-W...]`, with a path (no space, no colon), no escape, \r or NUL.  No
+# prefix noise.clean_line strips can reach past the path's first colon (each needs a space or a
+# marker the path cannot hold) and what it deletes inside cannot touch ": warning: ", "[-W" or the
+# final "]"; so such a line's text always satisfies on_line's warning rule.  The watcher tests
+# candidates against it before decoding them (RAW_DISMISS): real builds print thousands.
+_FLAGGED_WARNING_RAW = re.compile(rb"[^\s:\x1b\r\x00]+:\d+(?::\d+)?: warning: [^\x1b\r\x00]*\[-W[^\x1b\r\x00]*\]")
 _PY_FRAME = re.compile(r'^File "(?!<)[^"]*", line \d+')  # frames of "<string>" have no source line
 _PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
 _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
@@ -214,6 +221,8 @@ def _normalise(fields: Mapping[str, str]) -> dict[str, str]:
 
 class Classifier:
     """Incremental classifier: the watcher's LineHook, queried live (current) and at the end (finish)."""
+
+    raw_dismiss = _FLAGGED_WARNING_RAW  # candidate lines on_line would dismiss, told by their raw bytes
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         self.catalogue = catalogue if catalogue is not None else load_catalogue()

@@ -20,11 +20,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-import structlog
-
 from rocmbuild import paths
 from rocmbuild.errors import UsageError
 from rocmbuild.records.attempts import AttemptRecord
+from rocmbuild.records.eventlog import json_logger
 from rocmbuild.records.events import EventName
 from rocmbuild.records.redact import redact, redact_value, secret_name
 
@@ -111,13 +110,7 @@ class RunRecorder:
         fd = os.open(self.run_dir / "events.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
                      PRIVATE_FILE)
         self._events_file = os.fdopen(fd, "a", encoding="utf-8")
-        self._log = structlog.wrap_logger(
-            structlog.PrintLogger(self._events_file),
-            processors=[
-                structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
-                structlog.processors.JSONRenderer(default=str),
-            ],
-        )
+        self._log = json_logger(self._events_file)  # structlog, without rich's import cost
         # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
         write_private(self.run_dir / "summary.json", json.dumps(redact(self.summary("running", None))) + "\n")
 
