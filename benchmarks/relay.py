@@ -6,7 +6,13 @@ errors) in a temporary directory, then times, several runs each:
 * rocmbuild: ``run_attempt`` running ``cat FILE`` under its PTY, with a Watcher
   whose hook has ~30 keywords, the raw log written, and a Display relaying to
   /dev/null;
-* script: ``script -q -c 'cat FILE' /dev/null`` with stdout to /dev/null.
+* script: ``script -q -c 'cat FILE' /dev/null`` with stdout to /dev/null;
+* with ``--cli``, also the whole command, start-up included: ``python -m rocmbuild build``
+  of a one-step recipe ``cat FILE`` (real classifier, records, display to /dev/null,
+  ``--skip-preflight --no-cache --force``), timed from just before the process is spawned
+  to the end of its attempt (``attempt.started`` in events.jsonl plus the attempt's
+  ``duration_s``); what rocmbuild does after the attempt (provenance, arch warnings,
+  summary) is reported apart.
 
 Prints the median throughputs (MB/s) and their ratio, for each way of
 finding keyword candidates available (one ``find`` per keyword; Aho-Corasick
@@ -14,12 +20,13 @@ when ``ahocorasick_rs`` is installed).  The goal is a ratio of
 at least 0.9 with the watcher active.  ``--catalogue`` uses the real
 classifier (the whole bundled catalogue) as the hook instead.
 
-    .venv/bin/python benchmarks/relay.py [--size-mb 90] [--runs 5] [--catalogue]
+    .venv/bin/python benchmarks/relay.py [--size-mb 90] [--runs 5] [--catalogue] [--cli]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import random
 import shutil
@@ -29,6 +36,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 
 from rocmbuild.process.display import Display
@@ -108,6 +116,28 @@ def time_rocmbuild(log: Path, work: Path, hook: LineHook, accelerate: bool) -> t
     return elapsed, watcher.lines_seen
 
 
+def time_cli(log: Path, work: Path, run: int) -> tuple[float, float]:
+    """``rocmbuild build`` relaying ``cat LOG``: (spawn to the attempt's end, the rest of the command)."""
+    recipe = work / "flood.toml"
+    recipe.write_text(f'name = "flood"\ndescription = "relay benchmark"\n[steps]\nbuild = ["cat {log}"]\n')
+    (work / "src").mkdir(exist_ok=True)
+    run_dir = work / "runs" / str(run)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROCMBUILD_")}
+    env.update(XDG_STATE_HOME=str(work / "state"), XDG_CACHE_HOME=str(work / "cache"),
+               XDG_CONFIG_HOME=str(work / "config"), HIP_PLATFORM="amd")
+    t0 = time.time()
+    subprocess.run([sys.executable, "-m", "rocmbuild", "build", str(recipe), "--source", str(work / "src"),
+                    "--arch", "gfx942", "--skip-preflight", "--no-cache", "--force", "--run-dir", str(run_dir)],
+                   env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL, check=True)  # cwd: `-m` imports from the cwd first
+    t1 = time.time()
+    events = [json.loads(line) for line in (run_dir / "events.jsonl").read_text().splitlines()]
+    started = next(e for e in events if e["event"] == "attempt.started")["timestamp"]
+    attempt = json.loads((run_dir / "summary.json").read_text())["attempts"][0]
+    end = datetime.fromisoformat(started.replace("Z", "+00:00")).timestamp() + attempt["duration_s"]
+    return end - t0, t1 - end
+
+
 def time_script(log: Path) -> float:
     t0 = time.perf_counter()
     subprocess.run(["script", "-q", "-c", f"cat {log}", "/dev/null"], stdout=subprocess.DEVNULL,
@@ -120,6 +150,7 @@ def main() -> int:
     parser.add_argument("--size-mb", type=float, default=90)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--catalogue", action="store_true", help="use the real classifier as the hook")
+    parser.add_argument("--cli", action="store_true", help="also time the whole `rocmbuild build` command")
     args = parser.parse_args()
     if shutil.which("script") is None:
         sys.exit("`script` (util-linux) is needed for the comparison")
@@ -139,12 +170,15 @@ def main() -> int:
         finders = {False: "find per keyword"} | ({True: "Aho-Corasick"} if ACCELERATOR_AVAILABLE else {})
         ours: dict[bool, list[float]] = {f: [] for f in finders}
         floor: list[float] = []
+        cli: list[tuple[float, float]] = []
         lines = 0
-        for _ in range(args.runs):  # interleaved, so drifting machine load hits all alike
+        for run in range(args.runs):  # interleaved, so drifting machine load hits all alike
             for accelerate in finders:
                 elapsed, lines = time_rocmbuild(log, work, hook, accelerate)
                 ours[accelerate].append(elapsed)
             floor.append(time_script(log))
+            if args.cli:
+                cli.append(time_cli(log, work, run))
         mb = size / 1e6
         floor_s = statistics.median(floor)
         print(f"input: {mb:.1f} MB, {lines} lines; {args.runs} runs each, median")
@@ -152,6 +186,13 @@ def main() -> int:
         for accelerate, name in finders.items():
             median = statistics.median(ours[accelerate])
             print(f"{label + ', ' + name:<70} {mb / median:>8.1f} {median:>9.2f} {floor_s / median:>6.2f}")
+        if cli:
+            relay_s = statistics.median(c[0] for c in cli)
+            rest_s = statistics.median(c[1] for c in cli)
+            ratios = sorted(f / c[0] for f, c in zip(floor, cli, strict=True))
+            print(f"{'rocmbuild build (CLI, start-up + classifier + records)':<70} {mb / relay_s:>8.1f} "
+                  f"{relay_s:>9.2f} {floor_s / relay_s:>6.2f}")
+            print(f"  (per-run ratios {' '.join(f'{r:.2f}' for r in ratios)}; after the attempt: {rest_s:.2f} s)")
         print(f"{'script -q -c cat (PTY relay floor)':<70} {mb / floor_s:>8.1f} {floor_s:>9.2f} {1:>6.2f}")
         if not ACCELERATOR_AVAILABLE:
             print("(ahocorasick_rs is not installed: only the stdlib finder was measured)")

@@ -16,8 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
-import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,19 +26,21 @@ import filelock
 
 from rocmbuild import __version__, paths
 from rocmbuild.build.checklist import render_checks
+from rocmbuild.build.context import RunContext
 from rocmbuild.build.plan import BuildPlan, render_plan
-from rocmbuild.build.planning import check_requires, plan_all
+from rocmbuild.build.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.build.session import BuildSession
-from rocmbuild.diagnosis.catalogue import Catalogue, load_catalogue
+from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.process import containment, runner
 from rocmbuild.process.treelock import TreeLock
+from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
-from rocmbuild.records.report import render_summary
 from rocmbuild.services import Services, Streams
 
 DEFAULT_SERVICES = Services()
@@ -68,12 +69,12 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
             checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=later)
     for index, plan in enumerate(plans):
         if options.json:
-            data = plan.to_json(ladders, limits)
+            data = plan.to_json(ladders, limits, catalogue.generic_ladder())
             data["preflight"] = checks_json(checks.get(index, []))
             data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
             streams.out.write(json.dumps(redact(data)) + "\n")
         else:
-            text = render_plan(plan, ladders, limits)
+            text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
             if index in checks:
                 text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
             streams.out.write(text + "\n\n")
@@ -160,14 +161,12 @@ def _state_dir_error(where: Path, exc: OSError) -> UsageError:
                       todo="free space there or make it writable, or point XDG_STATE_HOME at a writable directory")
 
 
-def _outcome_of(exc: BaseException) -> tuple[str, int]:
+def _outcome_of(exc: BaseException) -> tuple[Outcome, int]:
     """The outcome and exit code a run ended by this exception is recorded with."""
     if isinstance(exc, KeyboardInterrupt):
         return Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED)
     code = exc.exit_code if isinstance(exc, RocmbuildError) else int(ExitCode.INTERNAL)
-    outcome = next((o for o, c in Outcome.EXIT_CODES.items() if c == code and o != Outcome.SUCCEEDED),
-                   Outcome.FAILED)
-    return outcome, code
+    return Outcome.for_exit_code(code), code
 
 
 def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
@@ -184,16 +183,14 @@ def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequenc
     log = rec.run_dir / "preflight.log"
     log.write_text("\n".join(f"[{c.status}] {c.name}: {c.detail}" + (f"\n    what to do: {c.todo}" if c.todo else "")
                              for c in failed) + "\n", encoding="utf-8")
-    diagnosis = {"category": first.category or "toolchain_missing", "signature": f"preflight-{first.name}",
-                 "line": 1, "text": first.detail, "fields": dict(getattr(first, "fields", {}) or {}),
-                 "retryable": False}
+    diagnosis = Diagnosis.simple(first.category or "toolchain_missing", f"preflight-{first.name}", line=1,
+                                 text=first.detail, fields=dict(getattr(first, "fields", {}) or {}),
+                                 retryable=False).summary_json()
     rec.event("failure.diagnosed", attempt=1, preflight=True, **diagnosis, todo=todo,
               context=[f"[{c.status}] {c.name}: {c.detail}" for c in failed])
-    rec.add_attempt({
-        "number": 1, "started": datetime.now(UTC).isoformat(timespec="seconds"), "duration_s": 0.0,
-        "ended": "exited", "exit_code": None, "log": log.name, "env": plan.env_set,
-        "diagnosis": diagnosis, "remedies": [], "step": "preflight",
-    })
+    rec.add_attempt(AttemptRecord(number=1, started=iso_seconds(datetime.now(UTC)), duration_s=0.0, ended="exited",
+                                  exit_code=None, log=log.name, env=plan.env_set, diagnosis=diagnosis,
+                                  step="preflight", kind="preflight"))
 
 
 def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str], streams: Streams,
@@ -208,15 +205,18 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
         missing = check_requires(plans, services)
     if missing:
         raise _requires_error(missing, plans, names)
-    catalogue = load_catalogue()
-    deadline = time.monotonic() + options.budget_s if options.budget_s else None
     exit_code: int = ExitCode.SUCCEEDED
     run_dirs: list[Path] = []  # for --notify: the last run dir holds the outcome of the whole command
     try:
         with runner.InterruptFlag() as interrupted:
-            for plan in plans:
+            ctx = RunContext.for_options(
+                options, streams=streams, services=services, catalogue=load_catalogue(), interrupted=interrupted,
+                deadline=services.clock() + options.budget_s if options.budget_s else None)
+            for index, plan in enumerate(plans):
+                if index > 0:  # sized when its turn comes: what the recipes before it left free
+                    plan = at_its_turn(plan, options, environ)
                 outcome, exit_code = _build_one(
-                    plan, options, streams, services, catalogue, interrupted, deadline, several=len(plans) > 1,
+                    plan, options, ctx, several=len(plans) > 1,
                     provided=[p.to_json() for p in provided if p.recipe == plan.recipe.name], run_dirs=run_dirs)
                 if outcome not in (Outcome.SUCCEEDED, Outcome.UP_TO_DATE):
                     break
@@ -229,10 +229,10 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     return exit_code
 
 
-def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, services: Services,
-               catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
-               several: bool, provided: Sequence[Any] = (),
-               run_dirs: list[Path] | None = None) -> tuple[str, int]:
+def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several: bool,
+               provided: Sequence[Any] = (), run_dirs: list[Path] | None = None) -> tuple[Outcome, int]:
+    """One recipe: its locks, run dir and records around ``_run_recorded``; the record always ends."""
+    streams = ctx.streams
     lock, pid_file = _lock_for(plan.source)
     try:
         lock.acquire(timeout=0)
@@ -252,7 +252,7 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         # The lock above is keyed by the path under this user's state dir; this one by the tree itself.
         tree_lock = TreeLock(plan.source).acquire() if plan.source.is_dir() else None
         base_plan = plan  # the fingerprint is of the command's plan, before the cache's launchers
-        plan, cache = _cache_for(plan, options, services)  # a bad --cache-remote stops before any record
+        plan, cache = _cache_for(plan, options, ctx.services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
         if run_dirs is not None:
             run_dirs.append(run_dir)
@@ -269,10 +269,9 @@ def _build_one(plan: BuildPlan, options: BuildOptions, streams: Streams, service
         from rocmbuild.records.runfacts import save_facts
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        save_facts(run_dir, plan, services.run)  # what `report --diff` compares with the last good run
+        save_facts(run_dir, plan, ctx.services.run)  # what `report --diff` compares with the last good run
         try:
-            return _run_recorded(plan, cache, options, streams, services, catalogue, interrupted, deadline, rec,
-                                 base_plan)
+            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
             outcome, code = _outcome_of(exc)
@@ -309,15 +308,20 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
-def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: Streams, services: Services,
-                  catalogue: Catalogue, interrupted: Callable[[], bool], deadline: float | None,
-                  rec: RunRecorder, base_plan: BuildPlan | None = None) -> tuple[str, int]:
+def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: RunRecorder,
+                  base_plan: BuildPlan | None = None) -> tuple[Outcome, int]:
+    """One recipe inside its run dir: leftovers, up-to-date check, preflight, the ladder loop, provisioning.
+
+    ``options`` is read here only for what is the app's own (the fingerprint and wheels of
+    provision.py, the options recorded in ``run.started``); the loop gets ``ctx``.
+    """
     from rocmbuild.build import provision
 
+    streams, services, cache = ctx.streams, ctx.services, ctx.cache
     base_plan = base_plan or plan
-    rec.extra["rocm"] = {"root": plan.rocm.root, "version": plan.rocm.version}
+    rec.extra["rocm"] = {"root": plan.rocm_root, "version": plan.rocm_version}
     rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
-              rocm=plan.rocm.root, rocm_version=plan.rocm.version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
+              rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None, pid=os.getpid())
     for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
@@ -327,7 +331,7 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
     for warning in (*plan.warnings, *(cache.warnings if cache is not None else ())):
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
-    outcome: str
+    outcome: Outcome
     if provision.up_to_date(base_plan, options, rec, streams):
         return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
                        "artifacts still verify: nothing was run", options, streams)
@@ -336,14 +340,14 @@ def _run_recorded(plan: BuildPlan, cache: Any, options: BuildOptions, streams: S
         rec.extra["preflight"] = checks_json(checks)
         for check in checks:
             rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
-        if interrupted():  # a probe killed by the same Ctrl-C is not a failed check
+        if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
             return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams)
         failed = [c for c in checks if c.status == "fail" and c.fatal]
         if failed:
             _record_preflight_failure(rec, plan, failed)
             outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
             return _finish(rec, outcome, reason, options, streams)
-    session = BuildSession(plan, options, rec, streams, services, catalogue, interrupted, deadline, cache)
+    session = BuildSession(plan, ctx, rec)
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
@@ -357,7 +361,7 @@ def _start_record(rec: RunRecorder) -> None:
                      finished=None, duration_s=None, rocmbuild_version=__version__, preflight=[])
 
 
-def _end_record(rec: RunRecorder, outcome: str, reason: str, todo: str) -> None:
+def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> None:
     finished = datetime.now(UTC)
     started = rec.extra.get("started")
     duration = (finished - datetime.fromisoformat(started)).total_seconds() if isinstance(started, str) else None
@@ -365,8 +369,9 @@ def _end_record(rec: RunRecorder, outcome: str, reason: str, todo: str) -> None:
                      duration_s=round(duration, 3) if duration is not None else None)
 
 
-def _finish(rec: RunRecorder, outcome: str, reason: str, options: BuildOptions, streams: Streams) -> tuple[str, int]:
-    exit_code = Outcome.EXIT_CODES[outcome]
+def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
+            streams: Streams) -> tuple[Outcome, int]:
+    exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None
     diagnosis = last.get("diagnosis") if last else None
@@ -378,6 +383,8 @@ def _finish(rec: RunRecorder, outcome: str, reason: str, options: BuildOptions, 
     _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
     summary = rec.write_summary(outcome, exit_code)
     _, events = load_run(rec.run_dir)
+    from rocmbuild.records.report import render_summary  # rich: imported when the run is over
+
     streams.err.write(render_summary(summary, events))
     streams.err.flush()
     if options.json:

@@ -8,8 +8,7 @@ without a traceback.
 
 from __future__ import annotations
 
-from enum import IntEnum
-from typing import ClassVar
+from enum import IntEnum, StrEnum
 
 
 class ExitCode(IntEnum):
@@ -25,8 +24,8 @@ class ExitCode(IntEnum):
     INTERRUPTED = 130
 
 
-class Outcome:
-    """Names of run outcomes as written to summary.json."""
+class Outcome(StrEnum):
+    """Run outcomes, written to summary.json as their values (a StrEnum: equal to, and dumped as, the string)."""
 
     SUCCEEDED = "succeeded"
     FAILED = "failed"
@@ -36,15 +35,26 @@ class Outcome:
     INTERRUPTED = "interrupted"
     UP_TO_DATE = "up_to_date"  # the tree's last success has the same fingerprint (issue 15)
 
-    EXIT_CODES: ClassVar[dict[str, int]] = {
-        "succeeded": ExitCode.SUCCEEDED,
-        "failed": ExitCode.FAILED,
-        "unrecognised": ExitCode.UNRECOGNISED,
-        "not_retryable": ExitCode.NOT_RETRYABLE,
-        "budget_exhausted": ExitCode.BUDGET_EXHAUSTED,
-        "interrupted": ExitCode.INTERRUPTED,
-        "up_to_date": ExitCode.SUCCEEDED,
-    }
+    @property
+    def exit_code(self) -> int:
+        """The exit code of the contract (docs/design.md) for this outcome."""
+        return int(OUTCOME_EXIT_CODES[self])
+
+    @classmethod
+    def for_exit_code(cls, code: int) -> Outcome:
+        """The outcome a run ending with ``code`` is recorded with (``failed`` for codes no outcome has)."""
+        return next((o for o, c in OUTCOME_EXIT_CODES.items() if c == code and o != cls.SUCCEEDED), cls.FAILED)
+
+
+OUTCOME_EXIT_CODES: dict[Outcome, ExitCode] = {
+    Outcome.SUCCEEDED: ExitCode.SUCCEEDED,
+    Outcome.FAILED: ExitCode.FAILED,
+    Outcome.UNRECOGNISED: ExitCode.UNRECOGNISED,
+    Outcome.NOT_RETRYABLE: ExitCode.NOT_RETRYABLE,
+    Outcome.BUDGET_EXHAUSTED: ExitCode.BUDGET_EXHAUSTED,
+    Outcome.INTERRUPTED: ExitCode.INTERRUPTED,
+    Outcome.UP_TO_DATE: ExitCode.SUCCEEDED,
+}
 
 
 class RocmbuildError(Exception):

@@ -1,7 +1,8 @@
 """The outside world as values: where output goes, and the effects tests replace.
 
 ``Streams`` says where --json objects and human text go; ``Services`` holds
-the sleep, the helper-command runner, the attempt runner (the PTY engine), GPU
+the clock and the sleep, the helper-command runner, the attempt runner (the PTY engine, called
+with an ``AttemptRequest``), GPU
 detection and the cache of the HIP compiler's answers, so that tests can replace each without patching modules;
 :func:`pause` is the one interruptible wait, whatever sleep it is given.
 """
@@ -11,13 +12,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from rocmbuild.build import preflight
 from rocmbuild.host import arch as archmod
 from rocmbuild.process import command as proc
 
 if TYPE_CHECKING:
+    from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
     from rocmbuild.process.runner import AttemptOutcome
 
 
@@ -29,11 +31,11 @@ class Streams:
     err: TextIO
 
 
-def pty_attempt(*args: Any, **kwargs: Any) -> AttemptOutcome:
-    """runner.run_attempt, imported when the first attempt runs (commands that build nothing skip pexpect)."""
-    from rocmbuild.process.runner import run_attempt
+def pty_attempt(request: AttemptRequest, hooks: AttemptHooks) -> AttemptOutcome:
+    """The PTY engine (process/attempt.py -> runner.run_attempt), imported when the first attempt runs."""
+    from rocmbuild.process.attempt import run
 
-    return run_attempt(*args, **kwargs)
+    return run(request, hooks)
 
 
 @dataclass(frozen=True)
@@ -41,10 +43,11 @@ class Services:
     """The outside world, replaceable in tests."""
 
     sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic  # the budget's clock (deadlines are on it)
     run: proc.Run = proc.capture
     detect_arch: Callable[[], archmod.Detection | None] = archmod.detect_local_archs
     probes: preflight.ProbeCache = field(default_factory=preflight.ProbeCache)
-    attempt: Callable[..., AttemptOutcome] = pty_attempt  # runs one attempt's steps (runner.run_attempt's shape)
+    attempt: Callable[[AttemptRequest, AttemptHooks], AttemptOutcome] = pty_attempt  # runs one attempt's steps
 
 
 def pause(seconds: float, *, sleep: Callable[[float], None], interrupted: Callable[[], bool],

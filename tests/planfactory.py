@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmbuild.build.environment import RocmDirs, base_changes
-from rocmbuild.build.plan import BuildPlan, RocmSummary
+from rocmbuild.build.environment import base_changes
+from rocmbuild.build.plan import BuildPlan
 from rocmbuild.build.recipe import parse_recipe
+from rocmbuild.host.arch import Targets
+from rocmbuild.host.facts import STATIC_LOADER_DIRS
+from rocmbuild.host.rocm import Rocm
 
 RECIPE = """
 name = "demo"
@@ -24,10 +27,12 @@ def make_plan(source: Path, *, caller: dict[str, str] | None = None, jobs: int =
               recipe_text: str = RECIPE, python: str = "python3") -> BuildPlan:
     recipe = parse_recipe(recipe_text, source / "demo.toml")
     caller = dict(caller or {"PATH": "/usr/bin:/bin"})
-    rocm = RocmDirs("/opt/rocm", ("/opt/rocm/bin",), lib_dirs, None)
+    rocm = Rocm(Path("/opt/rocm"), version="6.2.4", origin="test", bin_dirs=(Path("/opt/rocm/bin"),),
+                lib_dirs=tuple(Path(d) for d in lib_dirs))
+    targets = Targets.parse("gfx90a")
     changes = base_changes(caller_env=caller, rocm=rocm, rocm_path_option=False, arch_variables=("PYTORCH_ROCM_ARCH",),
-                           arch_value="gfx90a", job_variables=recipe.resources.job_variables, jobs=jobs,
+                           arch_value=targets.as_env(), job_variables=recipe.resources.job_variables, jobs=jobs,
                            jobs_option=True, recipe_env=recipe.env)
-    return BuildPlan(recipe=recipe, source=source, source_origin="test", rocm=RocmSummary("/opt/rocm", "6.2.4", "test",
-                     lib_dirs=lib_dirs), archs=("gfx90a",), arch_origin="test", jobs=jobs, jobs_reason="test",
-                     caller_env=caller, changes=changes, python=python)
+    return BuildPlan(recipe=recipe, source=source, source_origin="test", rocm=rocm, targets=targets,
+                     arch_origin="test", jobs=jobs, jobs_reason="test", caller_env=caller, changes=changes,
+                     python=python, loader_dirs=STATIC_LOADER_DIRS)

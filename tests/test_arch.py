@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import pytest
 
 from rocmbuild.errors import ArchError, ExitCode
 from rocmbuild.host import arch
-from rocmbuild.host.arch import Detection, Target
+from rocmbuild.host.arch import Detection, GpuTarget, Targets
 from rocmbuild.process.command import CommandResult
 
 # ---------------------------------------------------------------- parsing
@@ -22,25 +23,67 @@ def test_parse_both_separators_whitespace_and_dedup() -> None:
 
 def test_parse_features_are_kept_canonical_and_case_folded() -> None:
     targets = arch.parse_arch_list("gfx90a:xnack+;GFX908:xnack-:sramecc+")
-    assert targets == (Target("gfx90a", ("xnack+",)), Target("gfx908", ("sramecc+", "xnack-")))
-    assert str(targets[0]) == "gfx90a:xnack+"
-    assert targets[0].plain == "gfx90a"
-    assert str(targets[1]) == "gfx908:sramecc+:xnack-"
+    assert targets == Targets((GpuTarget("gfx90a", ("xnack+",)), GpuTarget("gfx908", ("sramecc+", "xnack-"))))
+    assert targets.names == ("gfx90a:xnack+", "gfx908:sramecc+:xnack-")
+    assert targets.processors == ("gfx90a", "gfx908")
+    assert targets.items[0].plain() == GpuTarget("gfx90a")
 
 
-def test_suffixed_and_plain_are_distinct_until_plain_names() -> None:
+def test_suffixed_and_plain_are_distinct_until_plain_targets() -> None:
     targets = arch.parse_arch_list("gfx942,gfx942:xnack-,gfx90a:xnack+,gfx90a")
     assert len(targets) == 4
-    names, warnings = arch.plain_names(targets)
-    assert names == ("gfx942", "gfx90a")
+    plain, warnings = arch.plain_targets(targets)
+    assert plain.names == ("gfx942", "gfx90a")
     assert warnings == [
         "gfx942:xnack- -> gfx942 (the recipe wants plain names; vLLM drops suffixed names)",
         "gfx90a:xnack+ -> gfx90a (the recipe wants plain names; vLLM drops suffixed names)",
     ]
 
 
-def test_plain_names_without_features_warns_nothing() -> None:
-    assert arch.plain_names(arch.parse_arch_list("gfx942;gfx950")) == (("gfx942", "gfx950"), [])
+def test_plain_targets_without_features_warns_nothing() -> None:
+    targets = arch.parse_arch_list("gfx942;gfx950")
+    assert arch.plain_targets(targets) == (targets, [])
+
+
+def test_gpu_target_parses_features_into_a_typed_value() -> None:
+    target = GpuTarget.parse("amdgcn-amd-amdhsa--gfx942:xnack-:sramecc+")   # rocminfo's ISA name, any order
+    assert target == GpuTarget("gfx942", ("sramecc+", "xnack-"))
+    assert (target.processor, str(target), target.plain()) == ("gfx942", "gfx942:sramecc+:xnack-", GpuTarget("gfx942"))
+
+
+@pytest.mark.parametrize(("text", "fragment"), [
+    ("gfx942:xnack", "bad target-ID feature 'xnack' in 'gfx942:xnack'"),
+    ("gfx942:xnack+:xnack-", "gives the xnack feature twice"),
+    ("gfx1100:sramecc+", "gfx1100 does not support the sramecc feature"),
+    ("gfx9999", "unknown gfx target 'gfx9999'"),
+])
+def test_invalid_targets_say_what_is_wrong(text: str, fragment: str) -> None:
+    with pytest.raises(ArchError, match=re.escape(fragment)) as info:
+        GpuTarget.parse(text)
+    assert info.value.exit_code == ExitCode.USAGE
+
+
+def test_targets_give_every_form_consumers_need() -> None:
+    targets = Targets.parse("gfx942:xnack-, gfx942; gfx90a:sramecc+:xnack+")
+    assert len(targets) == 3 and bool(targets) and not Targets()
+    assert targets.names == ("gfx942:xnack-", "gfx942", "gfx90a:sramecc+:xnack+")
+    assert targets.processors == ("gfx942", "gfx90a")
+    assert targets.as_env(";") == "gfx942:xnack-;gfx942;gfx90a:sramecc+:xnack+"
+    assert targets.as_env(",") == "gfx942:xnack-,gfx942,gfx90a:sramecc+:xnack+"
+    assert targets.only(["gfx90a"]).names == ("gfx90a:sramecc+:xnack+",)
+    assert Detection(("gfx942", "gfx90a"), "sysfs").as_targets() == Targets.parse("gfx942,gfx90a")
+
+
+def test_processor_of_reads_tool_output_without_validating() -> None:
+    assert arch.processor_of(" gfx942:sramecc+:xnack- ") == "gfx942"
+    assert arch.processor_of("gfx1250") == "gfx1250"           # newer than the table: tools may know it
+
+
+def test_processors_in_finds_gfx_names_in_tool_output() -> None:
+    assert arch.processors_in("hipv4-amdgcn-amd-amdhsa--gfx942:sramecc+:xnack-") == ["gfx942"]
+    assert arch.processors_in("-- Disabling CK for gfx1030 (and gfx9-4-generic): not supported") == [
+        "gfx1030", "gfx9-4-generic"]
+    assert arch.processors_in("libgfx942x.so, gfx90ab_c") == []      # not a name on its own
 
 
 def test_typo_names_close_match() -> None:
@@ -276,7 +319,7 @@ def test_resolve_explicit() -> None:
 
     resolved = arch.resolve_arch("gfx942;gfx90a:xnack+", detect=boom)
     targets, origin, warnings = resolved
-    assert targets == (Target("gfx942"), Target("gfx90a", ("xnack+",)))
+    assert targets == Targets((GpuTarget("gfx942"), GpuTarget("gfx90a", ("xnack+",))))
     assert origin == "--arch" and warnings == ()
 
 
@@ -285,13 +328,13 @@ def test_resolve_auto_uses_detection(tmp_path: Path) -> None:
     resolved = arch.resolve_arch(
         "auto", detect=lambda: arch.detect_local_archs(sysfs_root=tmp_path, run=NOTHING, environ={})
     )
-    assert resolved.targets == (Target("gfx942"),)
+    assert resolved.targets == Targets((GpuTarget("gfx942"),))
     assert resolved.origin == f"auto: sysfs {tmp_path}"
 
 
 def test_resolve_auto_accepts_a_newer_target_with_a_warning() -> None:
     resolved = arch.resolve_arch("auto", detect=lambda: Detection(("gfx1250",), "amdgpu-arch", ()))
-    assert resolved.targets == (Target("gfx1250"),)
+    assert resolved.targets == Targets((GpuTarget("gfx1250"),))
     assert "gfx1250" in resolved.warnings[0]
 
 

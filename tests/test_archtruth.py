@@ -17,6 +17,7 @@ from conftest import ExampleTree
 
 from rocmbuild.build.archtruth import beyond_request, downgrades
 from rocmbuild.build.artifacts import verify_artifacts
+from rocmbuild.host.arch import Targets
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 
@@ -79,12 +80,13 @@ def test_downgrade_reaches_the_summary_as_a_warning(tmp_path: Path) -> None:
 @pytest.mark.hip
 def test_verification_reports_archs_beyond_the_request(hipvec_multi: ExampleTree) -> None:
     tree = hipvec_multi
-    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, ["gfx90a"])
+    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, Targets.parse("gfx90a"))
     assert report.ok                                       # a warning, not a failure
     [warning] = beyond_request(report)
     assert warning.startswith("hipvec/_hipvec") and "also has code objects for gfx908, beyond the requested gfx90a" \
         in warning
-    assert beyond_request(verify_artifacts(tree.root, tree.recipe.verify_artifacts, ["gfx90a", "gfx908"])) == []
+    both = verify_artifacts(tree.root, tree.recipe.verify_artifacts, Targets.parse("gfx90a,gfx908"))
+    assert beyond_request(both) == []
 
 
 @pytest.mark.hip

@@ -95,6 +95,8 @@ def test_priority_order() -> None:
         ("[category.missing_library]\nremedies = ['nope']\n", "unknown remedy 'nope'"),
         ("[category.made_up]\nretryable = true\n", "unknown category 'made_up'"),
         ("[category.network]\nbackoff = 3\n", "unknown key 'backoff'"),
+        ("[category.network]\ngeneric = ['clean_build']\n", "belongs to [category.unknown]"),
+        ("[category.disk_full]\ndecisive = 'yes'\n", "decisive"),
         ("signatures = []\n", "unknown top-level key 'signatures'"),
         ("[[signature]\n", "not valid TOML"),
     ],

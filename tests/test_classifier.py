@@ -12,6 +12,8 @@ import pytest
 
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis, classify, classify_stream
+from rocmbuild.diagnosis.noise import clean_line
+from rocmbuild.process.watcher import LineScanner
 
 CAT = load_catalogue(user=False)
 FIXTURES = Path(__file__).parent / "fixtures" / "logs"
@@ -457,3 +459,50 @@ def test_advice_placeholders_are_filled_from_fields() -> None:
     got = run("ERROR: No matching distribution found for torch==2.6.0.dev20241113+rocm6.2")
     assert got.category == "missing_python_dependency"
     assert "torch==2.6.0.dev20241113+rocm6.2" in got.advice and "{" not in got.advice
+
+
+FLAGGED_WARNINGS = [
+    b"/src/aten/native/hip/Op1.hip:12:7: warning: loop not unrolled [-Wpass-failed=transform-warning]",
+    b"aten/src/ATen/x.cpp:3: warning: unused variable 'lane' [-Wunused-variable]",
+    b"3:1:2: warning: digits for a path [-Wx]",
+    b"foo-1:4:5: warning: looks like a compose prefix [-Wy]",
+    b"```a.c:1:2: warning: after a fence [-Wz]",
+    b"a.c:1:2: warning: with a [0m bare SGR and a [#7](https://x/y) link [-Wq]",
+    b"\xef\xbb\xbfa.c:1:2: warning: BOM and \xff invalid UTF-8 [-Wr]",
+]
+NOT_FLAGGED = [
+    b"3: warning: a ctest prefix, not a path [-Wx]",
+    b"12:34:56 a.c:1:2: warning: timestamped [-Wx]",
+    b"\x1b[1ma.c:1:2: warning: coloured [-Wx]\x1b[0m",
+    b"a.c:1:2: warning: redrawn\r[-Wx]",
+    b"a.c:1:2: error: not a warning [-Werror]",
+]
+
+
+def test_raw_dismissed_lines_are_ones_on_line_dismisses() -> None:
+    """Classifier.raw_dismiss (used by the watcher before decoding) only takes lines on_line returns 0 for."""
+    for raw in FLAGGED_WARNINGS:
+        assert Classifier.raw_dismiss.fullmatch(raw), raw
+        classifier = Classifier()
+        text = clean_line(raw.decode("utf-8", "replace"))
+        assert classifier.on_line(1, text, ()) == 0 and classifier.counts == {}, text
+    for raw in NOT_FLAGGED:
+        assert not Classifier.raw_dismiss.fullmatch(raw), raw
+
+
+def test_diagnosis_is_the_same_with_and_without_the_raw_dismissal() -> None:
+    class Undismissing(Classifier):
+        raw_dismiss = None  # every keyword line reaches on_line, decoded and cleaned
+
+    log = b"\n".join([*FLAGGED_WARNINGS, *NOT_FLAGGED] * 3 + [b"/usr/bin/ld: cannot find -lhipblas",
+                                                              b"collect2: error: ld returned 1 exit status"]) + b"\n"
+    diagnoses = []
+    for hook in (Classifier(), Undismissing()):
+        scanner = LineScanner(hook)
+        scanner.feed(log)
+        scanner.close()
+        diagnoses.append(hook.finish())
+    with_dismissal, without = diagnoses
+    assert with_dismissal.signature == without.signature == "ld-cannot-find-library"
+    assert with_dismissal.line == without.line == 37
+    assert with_dismissal.to_json() == without.to_json()

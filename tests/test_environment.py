@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from rocmbuild.build.environment import (
     EnvChange,
-    RocmDirs,
     apply_changes,
     base_changes,
     changed_variables,
     choose_jobs,
 )
+from rocmbuild.host.rocm import Rocm
 
 GIB = 2**30
-ROCM = RocmDirs("/opt/rocm-6.2.4", ("/opt/rocm-6.2.4/bin",), ("/opt/rocm-6.2.4/lib", "/opt/rocm-6.2.4/lib/llvm/lib"),
-                "/opt/rocm-6.2.4/lib/llvm/bin")
+OPT = Path("/opt/rocm-6.2.4")
+ROCM = Rocm(OPT, bin_dirs=(OPT / "bin",), lib_dirs=(OPT / "lib", OPT / "lib/llvm/lib"), llvm_bin=OPT / "lib/llvm/bin")
 
 
 def compose(caller: dict[str, str], **kw: object) -> dict[str, str]:
@@ -53,7 +55,8 @@ def test_options_override_caller_values() -> None:
 
 
 def test_system_bin_dir_already_on_path_keeps_its_place() -> None:
-    system = RocmDirs("/usr", ("/usr/bin",), ("/usr/lib/x86_64-linux-gnu",), "/usr/lib/llvm-15/bin")
+    system = Rocm(Path("/usr"), bin_dirs=(Path("/usr/bin"),), lib_dirs=(Path("/usr/lib/x86_64-linux-gnu"),),
+                  llvm_bin=Path("/usr/lib/llvm-15/bin"), layout="system")
     env = compose({"PATH": "/venv/bin:/usr/bin"}, rocm=system)
     assert env["PATH"] == "/usr/lib/llvm-15/bin:/venv/bin:/usr/bin"
 

@@ -14,6 +14,7 @@ from conftest import ExampleTree
 
 from rocmbuild.build.artifacts import list_code_objects, verify_artifacts
 from rocmbuild.build.recipe import Recipe
+from rocmbuild.host.arch import Targets
 
 LINK_ERROR = "/usr/bin/ld: cannot find -lhipvecmath: No such file or directory"
 LOAD_ERROR = "ImportError: libhipvecmath.so.1: cannot open shared object file: No such file or directory"
@@ -45,7 +46,7 @@ def test_build_for_gfx90a(hipvec_gfx90a: ExampleTree) -> None:
     assert (tree.lib_dir / "libhipvecmath.so.1").exists()
     listing = list_code_objects(built[0])
     assert listing.archs == ("gfx90a",), listing
-    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, ["gfx90a"])
+    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, Targets.parse("gfx90a"))
     assert report.ok and report.problem_line() is None
     assert [c.name for c in report.artifacts] == [str(built[0].relative_to(tree.root))]
 
@@ -94,7 +95,7 @@ def test_stale_build_keeps_old_arch_until_cleaned(example_tree: Callable[[str], 
     code, output = tree.build(tree.env("gfx90a"))
     assert code == 0, output
     assert "--offload-arch=gfx90a" not in output
-    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, ["gfx90a"])
+    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, Targets.parse("gfx90a"))
     assert not report.ok
     assert report.missing == ("gfx90a",)
     artifact = report.artifacts[0]
@@ -108,7 +109,7 @@ def test_stale_build_keeps_old_arch_until_cleaned(example_tree: Callable[[str], 
     assert {"build", "vendor/lib", artifact.name} <= removed
     output = tree.full_build("gfx90a")
     assert "built for gfx90a " in output
-    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, ["gfx90a"])
+    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, Targets.parse("gfx90a"))
     assert report.ok, report.problem_line()
     assert report.artifacts[0].archs == ("gfx90a",)
 
@@ -119,12 +120,12 @@ def test_multi_arch_build_lists_both(hipvec_multi: ExampleTree) -> None:
     code, output = tree.verify(tree.env("gfx90a;gfx908"))
     assert code == 0, output
     assert "built for gfx90a;gfx908 " in output
-    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, ["gfx90a", "gfx908"])
+    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, Targets.parse("gfx90a,gfx908"))
     assert report.ok
     assert report.artifacts[0].archs == ("gfx908", "gfx90a")
     assert report.artifacts[0].listing.bundles == (("gfx908", "gfx90a"),)
     # Asking for a third arch names it.
-    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, ["gfx90a", "gfx940"])
+    report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, Targets.parse("gfx90a,gfx940"))
     assert report.missing == ("gfx940",)
     assert str(report.problem_line()).endswith("has no code object for gfx940 (found: gfx908, gfx90a)")
 

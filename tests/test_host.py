@@ -410,3 +410,28 @@ def test_gather_host_measures_every_time(tmp_path: Path) -> None:
     touch(cg / "cpu.max", "max 100000\n")
     fresh = host.gather_host(None, {}, **kwargs)                         # no cache: measured again
     assert fresh is not facts and fresh.cpus_reason.endswith("(affinity)")
+
+
+def test_loader_dirs_are_gathered_with_the_host_facts_each_time(tmp_path: Path) -> None:
+    """No module-global cache: what ldconfig says is measured by gather_host and carried by its facts."""
+    calls: list[list[str]] = []
+
+    def ldconfig(builtin: str) -> Any:
+        def run(argv: Sequence[str], **_: Any) -> CommandResult:
+            calls.append(list(argv))
+            return CommandResult(0, "/opt/site/lib: (from /etc/ld.so.conf.d/site.conf:1)\n"
+                                    f"{builtin}: (from <builtin>:0)\n")
+        return run
+
+    kwargs: dict[str, Any] = dict(fs_root=tmp_path, run=FakeRun(), cgroup_root=tmp_path / "cg",
+                                  proc_cgroup=tmp_path / "x", meminfo=meminfo(tmp_path, 16))
+    if not (shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")):
+        pytest.fail("this machine has no ldconfig (libc-bin)")
+    first = host.gather_host(None, {}, ldconfig_run=ldconfig("/usr/lib/builtin-a"), **kwargs)
+    second = host.gather_host(None, {}, ldconfig_run=ldconfig("/usr/lib/builtin-b"), **kwargs)
+    assert len(calls) == 2 and all("-N" in argv and "-X" in argv for argv in calls)
+    assert "/usr/lib/builtin-a" in first.loader_dirs and "/usr/lib/builtin-a" not in second.loader_dirs
+    assert "/usr/lib/builtin-b" in second.loader_dirs
+    assert "/opt/site/lib" not in first.loader_dirs       # ld.so.conf dirs still need LIBRARY_PATH
+    assert set(host.STATIC_LOADER_DIRS) <= set(first.loader_dirs)
+    assert {os.path.realpath(d) for d in host.STATIC_LOADER_DIRS} <= set(first.loader_dirs)

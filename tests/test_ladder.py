@@ -7,9 +7,21 @@ from dataclasses import replace
 import pytest
 
 from rocmbuild.build.ladder import FailedAttempt, compiled_anything, decide
+from rocmbuild.diagnosis.catalogue import load_catalogue
 
 LIB = ("add_library_paths", "clean_build")
 OOM = ("reduce_jobs", "reduce_jobs", "reduce_jobs")
+GENERIC = load_catalogue(user=False).generic_ladder()
+
+
+def test_the_stop_policy_is_stated_in_the_catalogue() -> None:
+    """Issue 10, item 6: decisive categories, the generic and the stall ladder come from signatures.toml."""
+    catalogue = load_catalogue(user=False)
+    assert catalogue.decisive_categories() == {"unsupported_arch", "disk_full"}
+    assert GENERIC == ("clean_build", "uninstall_packages", "lower_optimization", "reduce_jobs")
+    assert catalogue.stall_ladder() == ("reduce_jobs",)
+    assert decide([failed(1, "unknown")], max_attempts=6, escalate_unknown=True).outcome == "failed", \
+        "without a generic ladder there is nothing to escalate to"
 
 
 def failed(n: int, category: str, fp: str = "", ladder: tuple[str, ...] = (), remedies: tuple[str, ...] = (),
@@ -51,7 +63,8 @@ def test_unavailable_remedies_are_skipped() -> None:
 def test_stops() -> None:
     assert decide([failed(1, "unsupported_arch", retryable=False)], max_attempts=6).outcome == "not_retryable"
     assert decide([failed(1, "unknown")], max_attempts=6).outcome == "unrecognised"
-    assert decide([failed(1, "unknown")], max_attempts=6, escalate_unknown=True).remedy == "clean_build"
+    assert decide([failed(1, "unknown")], max_attempts=6, escalate_unknown=True,
+                  generic_ladder=GENERIC).remedy == "clean_build"
     assert decide([failed(6, "missing_library", ladder=LIB)], max_attempts=6).outcome == "failed"
     assert decide([failed(1, "missing_library", ladder=LIB)], max_attempts=6, budget_left_s=0).outcome \
         == "budget_exhausted"
@@ -60,8 +73,10 @@ def test_stops() -> None:
 
 
 def test_stalled_reduces_jobs_once_then_gives_up() -> None:
-    assert decide([failed(1, "stalled", ended="stalled")], max_attempts=6).remedy == "reduce_jobs"
-    h = [failed(1, "stalled", ended="stalled", remedies=("reduce_jobs",)), failed(2, "stalled", ended="stalled")]
+    stall = load_catalogue(user=False).stall_ladder()
+    assert decide([failed(1, "stalled", ladder=stall, ended="stalled")], max_attempts=6).remedy == "reduce_jobs"
+    h = [failed(1, "stalled", ladder=stall, ended="stalled", remedies=("reduce_jobs",)),
+         failed(2, "stalled", ladder=stall, ended="stalled")]
     assert decide(h, max_attempts=6).outcome == "budget_exhausted"
 
 
@@ -97,7 +112,7 @@ def test_no_compile_remedies_before_anything_compiled() -> None:
     unknown = FailedAttempt(1, "exited", "unknown", "u", False, (), (), compiled=False)
     h = [replace(unknown, remedies=("clean_build",)), replace(unknown, number=2, remedies=("uninstall_packages",)),
          replace(unknown, number=3)]
-    assert decide(h, max_attempts=9, escalate_unknown=True).outcome == "failed"
+    assert decide(h, max_attempts=9, escalate_unknown=True, generic_ladder=GENERIC).outcome == "failed"
     stalled = FailedAttempt(1, "stalled", "stalled", "s", True, ("reduce_jobs",), (), compiled=False)
     assert decide([stalled], max_attempts=6).outcome == "budget_exhausted"
 

@@ -10,13 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build.environment import RocmDirs, apply_changes, base_changes
+from rocmbuild.build.environment import apply_changes, base_changes
 from rocmbuild.build.planning import plan_all
 from rocmbuild.host import facts as host
+from rocmbuild.host.rocm import Rocm
 from rocmbuild.options import BuildOptions
 from rocmbuild.services import Services
 
-SYSTEM = RocmDirs("/usr", ("/usr/bin",), ("/usr/lib/x86_64-linux-gnu",), "/usr/lib/llvm-15/bin")
+SYSTEM = Rocm(Path("/usr"), bin_dirs=(Path("/usr/bin"),), lib_dirs=(Path("/usr/lib/x86_64-linux-gnu"),),
+              llvm_bin=Path("/usr/lib/llvm-15/bin"), layout="system")
 PROBE = "import sys, ssl; print(sys.version); print(ssl.OPENSSL_VERSION)"
 
 
@@ -32,7 +34,8 @@ def test_system_layout_lib_dir_is_not_put_on_loader_paths() -> None:
 
 
 def test_opt_rocm_lib_dirs_still_get_both_paths() -> None:
-    rocm = RocmDirs("/opt/rocm", ("/opt/rocm/bin",), ("/opt/rocm/lib", "/usr/lib"), None)
+    rocm = Rocm(Path("/opt/rocm"), bin_dirs=(Path("/opt/rocm/bin"),),
+                lib_dirs=(Path("/opt/rocm/lib"), Path("/usr/lib")))
     changes = base_changes(
         caller_env={}, rocm=rocm, rocm_path_option=False, arch_variables=(), arch_value="gfx942",
         job_variables=(), jobs=4, jobs_option=False, recipe_env={}, loader_dirs=host.STATIC_LOADER_DIRS,

@@ -73,3 +73,4 @@ def test_content_that_looks_like_a_prefix_is_kept() -> None:
     line = "error: build took 12:34:56 > limit"
     assert clean_line(line) == line
     assert clean_line("x -> y") == "x -> y"
+

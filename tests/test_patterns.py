@@ -8,6 +8,7 @@ a build (past --budget, --stall-timeout and SIGTERM) and ``rocmbuild diagnose``.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -15,9 +16,17 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.catalogue import Signature, load_catalogue
 from rocmbuild.diagnosis.classifier import classify
-from rocmbuild.diagnosis.patterns import MAX_TIMEOUTS, BoundedPattern, catastrophic, compile_user_pattern
+from rocmbuild.diagnosis.patterns import (
+    MAX_TIMEOUTS,
+    BoundedPattern,
+    TrustedPattern,
+    catastrophic,
+    compile_user_pattern,
+    required_literal,
+)
+from rocmbuild.diagnosis.signature_check import _uncompiled
 from rocmbuild.errors import CatalogueError
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
@@ -122,3 +131,51 @@ def test_build_with_a_slow_user_signature_ends_within_its_budget(tmp_path: Path)
     elapsed = time.monotonic() - started
     assert proc.returncode == 5, proc.stderr[-2000:]  # budget_exhausted, not a hang
     assert elapsed < 30
+
+
+def test_trusted_pattern_compiles_at_first_search_and_compares_by_text() -> None:
+    pattern = TrustedPattern(r"cannot find -l(?P<library>\w+)")
+    assert pattern._compiled is None  # loading the catalogue compiles nothing
+    found = pattern.search("/usr/bin/ld: cannot find -lhipblas")
+    assert found is not None and found["library"] == "hipblas"
+    assert pattern._compiled is not None
+    assert pattern == TrustedPattern(r"cannot find -l(?P<library>\w+)")
+    assert hash(pattern) == hash(TrustedPattern(r"cannot find -l(?P<library>\w+)"))
+    assert pattern != TrustedPattern(r"cannot find")
+
+
+def test_signatures_check_compiles_every_bundled_pattern() -> None:
+    broken = Signature(id="broken", category="unknown", description="x", patterns=(TrustedPattern("(unclosed"),),
+                       keywords=("unclosed",))
+    with pytest.raises(re.error) as error:
+        re.compile("(unclosed")
+    assert _uncompiled([broken]) == [f"broken: invalid regex '(unclosed': {error.value}"]
+
+
+@pytest.mark.parametrize(("pattern", "literal"), [
+    (r"(?P<x>cannot find) -l(?P<lib>\w+)", "cannot find -l"),  # a group matched once continues the run
+    (r"\bundefined reference to .(?P<sym>[^']+)", "undefined reference to "),
+    (r"(abc)+def", "def"),  # a repeated group ends it
+    (r"x(?:foo|bar)yz", "yz"),  # so does an alternation
+    (r"a(?i:bcd)efg", "efg"),  # and a case-insensitive group
+    (r"(?i)no space left", ""),  # a case-insensitive pattern has none
+    (r"[abc]+", ""),
+])
+def test_required_literal(pattern: str, literal: str) -> None:
+    assert required_literal(pattern) == literal
+
+
+def test_every_bundled_pattern_matches_its_examples_only_with_its_literal() -> None:
+    """The literal test is exact: wherever a bundled pattern matches, its required literal is there."""
+    catalogue = load_catalogue(user=False)
+    checked = 0
+    for sig in catalogue.signatures:
+        texts = list(sig.examples)
+        for pattern in sig.patterns:
+            literal = required_literal(pattern.pattern)
+            for text in texts:
+                found = re.compile(pattern.pattern).search(text)
+                if found is not None:
+                    checked += 1
+                    assert literal in text and pattern.search(text) is not None, (sig.id, pattern.pattern, text)
+    assert checked > 50

@@ -8,12 +8,16 @@ from typing import Any
 import pytest
 from planfactory import RECIPE
 
-from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.planning import make_plan
+from rocmbuild.build.checklist import plan_checks
+from rocmbuild.build.plan import BuildPlan, render_plan
+from rocmbuild.build.planning import at_its_turn, jobs_from_memory, make_plan, resized_jobs
 from rocmbuild.build.recipe import parse_recipe
 from rocmbuild.errors import RocmbuildError
+from rocmbuild.host import facts as hostmod
+from rocmbuild.host.arch import GpuTarget, Targets
 from rocmbuild.host.facts import HostFacts
 from rocmbuild.options import BuildOptions
+from rocmbuild.process.command import CommandResult
 from rocmbuild.services import Services
 
 GIB = 2**30
@@ -22,7 +26,7 @@ NO_GPU = Services(detect_arch=lambda: None)
 
 def facts(cpus: int = 16, mem_gib: int = 64) -> HostFacts:
     return HostFacts(rocm=None, cpus=cpus, cpus_reason=f"{cpus} CPUs", mem_available=mem_gib * GIB,
-                     mem_reason="test", python="/usr/bin/python3")
+                     mem_reason="test", python="/usr/bin/python3", loader_dirs=hostmod.STATIC_LOADER_DIRS)
 
 
 def plan_for(tmp_path: Path, environ: dict[str, str] | None = None, host: HostFacts | None = None,
@@ -48,9 +52,29 @@ def test_jobs_option_and_the_callers_variable_win(tmp_path: Path) -> None:
     assert bad.jobs == 4 and any("'lots'" in w for w in bad.warnings)
 
 
+def test_a_later_recipe_is_sized_from_memory_measured_at_its_turn(tmp_path: Path) -> None:
+    """`rocmbuild torch vllm`: vllm's MAX_JOBS follows what torch's build left free (issue 10, item 7)."""
+    planned = plan_for(tmp_path, host=facts(cpus=32, mem_gib=64))
+    assert planned.jobs > 4
+    later = resized_jobs(planned, cpus=32, mem_available=9 * GIB)
+    assert later.jobs < planned.jobs and later.env["MAX_JOBS"] == str(later.jobs)
+    assert later.env["CMAKE_BUILD_PARALLEL_LEVEL"] == str(later.jobs)
+    assert "measured again when its turn came" in later.jobs_reason and f"planned: {planned.jobs}" in later.jobs_reason
+    recipe = planned.recipe
+    assert jobs_from_memory(recipe, BuildOptions(), {"PATH": "/usr/bin"})
+    assert not jobs_from_memory(recipe, BuildOptions(jobs=5), {"PATH": "/usr/bin"}), "--jobs is kept"
+    assert not jobs_from_memory(recipe, BuildOptions(), {"MAX_JOBS": "2"}), "the caller's MAX_JOBS is kept"
+    assert jobs_from_memory(recipe, BuildOptions(), {"MAX_JOBS": "lots"}), "an invalid one was rocmbuild's choice"
+    fixed = plan_for(tmp_path, jobs=5)
+    assert at_its_turn(fixed, BuildOptions(jobs=5), {"PATH": "/usr/bin"}) is fixed
+
+
 def test_no_rocm_is_a_warning_and_the_arch_is_kept(tmp_path: Path) -> None:
     plan = plan_for(tmp_path, arch="gfx942;gfx90a")
-    assert plan.rocm.root is None and plan.rocm.origin == "not found"
+    assert plan.rocm is None and plan.rocm_root is None and plan.rocm_version is None
+    assert plan.to_json()["rocm"] == {"root": None, "version": None, "origin": "not found", "version_source": "",
+                                      "layout": ""}
+    assert "  ROCm        not found  version unknown  (not found)" in render_plan(plan).splitlines()
     assert any("no ROCm installation found" in w for w in plan.warnings)
     assert plan.archs == ("gfx942", "gfx90a") and plan.source == tmp_path
     assert plan.env["PYTORCH_ROCM_ARCH"] == "gfx942;gfx90a"
@@ -65,3 +89,52 @@ def test_auto_without_a_gpu_is_refused_with_advice(tmp_path: Path) -> None:
     with pytest.raises(RocmbuildError) as caught:
         plan_for(tmp_path, arch="auto")
     assert caught.value.exit_code == 2
+
+
+def _fake_opt_rocm(fs: Path) -> Path:
+    real = fs / "opt" / "rocm-6.2.4"
+    for rel, text in ((".info/version", "6.2.4-120\n"), ("bin/hipcc", "#!/bin/sh\n"), ("lib/libamdhip64.so.6", ""),
+                      ("lib/llvm/bin/clang", ""), ("lib/llvm/lib/libLLVM.so", "")):
+        (real / rel).parent.mkdir(parents=True, exist_ok=True)
+        (real / rel).write_text(text)
+    (fs / "opt" / "rocm").symlink_to("rocm-6.2.4")
+    return real
+
+
+def test_the_discovered_rocm_value_is_the_one_the_plan_and_its_checks_use(tmp_path: Path) -> None:
+    """One ROCm type: discovery's value is carried by the plan as is; env, JSON, text and preflight read it."""
+    real = _fake_opt_rocm(tmp_path / "fs")
+    rocm = hostmod.discover_rocm(None, {}, fs_root=tmp_path / "fs")
+    assert rocm is not None and rocm.root == real
+    host = HostFacts(rocm=rocm, cpus=4, cpus_reason="4 CPUs", mem_available=64 * GIB, mem_reason="test",
+                     python="/usr/bin/python3", loader_dirs=(str(real / "lib" / "llvm" / "lib"),))
+    source = tmp_path / "src"
+    source.mkdir()
+    plan = plan_for(source, host=host)
+    assert plan.rocm is rocm
+    assert (plan.rocm_root, plan.rocm_version, plan.rocm_hipcc) == (str(real), "6.2.4", str(real / "bin" / "hipcc"))
+    assert plan.loader_dirs == host.loader_dirs
+    assert plan.env["ROCM_PATH"] == str(real)
+    assert plan.env["PATH"].split(":")[:2] == [str(real / "bin"), str(real / "lib" / "llvm" / "bin")]
+    # A dir the host facts name as the loader's own never reaches the library paths.
+    assert plan.env["LIBRARY_PATH"] == plan.env["LD_LIBRARY_PATH"] == str(real / "lib")
+    assert plan.to_json()["rocm"] == {"root": str(real), "version": "6.2.4", "origin": "/opt/rocm -> /opt/rocm-6.2.4",
+                                      "version_source": ".info/version", "layout": "opt"}
+    assert (f"  ROCm        {real}  version 6.2.4  (/opt/rocm -> /opt/rocm-6.2.4; version from .info/version)"
+            in render_plan(plan).splitlines())
+    def no_tools(argv: object, **_: object) -> CommandResult:
+        return CommandResult(None, "", missing=True)
+
+    root_check = plan_checks(plan, 64 * GIB, run=no_tools)[0]
+    assert root_check.name == "ROCm root" and root_check.detail.startswith(f"ROCm 6.2.4 at {real}")
+
+
+def test_the_plan_carries_parsed_targets_and_shows_their_ids(tmp_path: Path) -> None:
+    recipe = RECIPE.replace("[steps]", '[arch]\nvariables = ["PYTORCH_ROCM_ARCH"]\nplain = false\n\n[steps]')
+    plan = make_plan(parse_recipe(recipe, tmp_path / "demo.toml"),
+                     BuildOptions(source=tmp_path, arch="gfx942:xnack-:sramecc+,gfx90a"),
+                     {"PATH": "/usr/bin"}, facts(), NO_GPU)
+    assert plan.targets == Targets((GpuTarget("gfx942", ("sramecc+", "xnack-")), GpuTarget("gfx90a")))
+    assert plan.archs == ("gfx942:sramecc+:xnack-", "gfx90a") == tuple(plan.to_json()["arch"])
+    assert plan.targets.processors == ("gfx942", "gfx90a")
+    assert plan.env["PYTORCH_ROCM_ARCH"] == "gfx942:sramecc+:xnack-;gfx90a"

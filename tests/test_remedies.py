@@ -8,14 +8,16 @@ from pathlib import Path
 
 from planfactory import make_plan
 
+from rocmbuild.build.effects import Applied, carry_out, safe_remove
+from rocmbuild.build.plan import BuildPlan
 from rocmbuild.build.remedies import (
     RemedyContext,
+    RemedyResult,
     add_library_paths,
     clean_build,
     lower_optimization,
     reduce_jobs,
     replace_opt_level,
-    safe_remove,
     uninstall_packages,
 )
 from rocmbuild.process.command import CommandResult
@@ -32,6 +34,11 @@ def no_commands(argv: object, **_: object) -> CommandResult:
 
 
 CTX = RemedyContext(run=no_commands)
+
+
+def done(decided: RemedyResult, plan: BuildPlan) -> Applied:
+    """A remedy's decision carried out by the one executor (effects.py), as the session does."""
+    return carry_out(decided, source=plan.source, run=no_commands)
 
 
 def test_safe_remove_never_follows_symlinks_out_of_the_tree(tmp_path: Path) -> None:
@@ -62,7 +69,10 @@ def test_clean_build_removes_clean_paths_and_cmake_caches(tmp_path: Path) -> Non
     (tmp_path / "third_party" / "x" / "CMakeCache.txt").write_text("")
     (tmp_path / "src.c").write_text("int main(){}")
     plan = make_plan(tmp_path)
-    result = clean_build(plan.with_changes(run_prepare=False), Diag("stale_build"), CTX)
+    decided = clean_build(plan.with_changes(run_prepare=False), Diag("stale_build"), CTX)
+    assert (tmp_path / "build").is_dir(), "the remedy itself deletes nothing: removal is an effect"
+    assert decided.effects and decided.applies_if == "removed"
+    result = done(decided, plan)
     assert result.applied and result.plan.run_prepare, "a clean tree needs prepare again"
     assert set(result.removed) == {"build", "third_party/x/CMakeCache.txt", "third_party/x/CMakeFiles"}
     assert (tmp_path / "src.c").exists()
@@ -115,7 +125,7 @@ def test_lower_optimization_replaces_never_appends_contradicting(tmp_path: Path)
     (tmp_path / "build").mkdir()
     (tmp_path / "build" / "CMakeCache.txt").write_text("")
     plan = make_plan(tmp_path, caller={"PATH": "/usr/bin", "CXXFLAGS": "-O3 -g -fPIC", "CMAKE_ARGS": "-DFOO=1"})
-    first = lower_optimization(plan, Diag("compiler_crash"), CTX)
+    first = done(lower_optimization(plan, Diag("compiler_crash"), CTX), plan)
     env = first.plan.env
     assert env["CXXFLAGS"] == "-O2 -g -fPIC"
     assert env["HIPFLAGS"] == "-O2" and env["HIPCC_COMPILE_FLAGS_APPEND"] == "-O2"
@@ -154,11 +164,14 @@ def test_uninstall_runs_pip_in_the_builds_interpreter(tmp_path: Path) -> None:
         return CommandResult(0, "Found existing installation: demo-pkg 1.0\nSuccessfully uninstalled demo-pkg-1.0\n")
 
     plan = make_plan(tmp_path, python="/venv/bin/python3")
-    result = uninstall_packages(plan, Diag("abi_mismatch"), RemedyContext(run=pip))
+    decided = uninstall_packages(plan, Diag("abi_mismatch"), CTX)
+    assert calls == [], "the remedy runs nothing: the uninstall is an effect"
+    result = carry_out(decided, source=plan.source, run=pip)
     assert result.applied and calls == [["/venv/bin/python3", "-m", "pip", "uninstall", "-y", "demo-pkg"]]
-    nothing = uninstall_packages(plan, Diag("abi_mismatch"),
-                                 RemedyContext(run=lambda argv, **_: CommandResult(0, "WARNING: Skipping demo-pkg")))
-    assert not nothing.applied
+    assert result.detail == "uninstalled demo-pkg-1.0 from /venv/bin/python3"
+    nothing = carry_out(decided, source=plan.source,
+                        run=lambda argv, **_: CommandResult(0, "WARNING: Skipping demo-pkg"))
+    assert not nothing.applied and "none of demo-pkg was installed" in nothing.detail
     assert os.path.isdir(tmp_path)
 
 
@@ -191,5 +204,6 @@ def test_add_library_paths_never_adds_a_loader_default_dir(tmp_path: Path) -> No
 
 def test_clean_build_with_nothing_to_remove_is_not_applied(tmp_path: Path) -> None:
     """Issue 12: an empty clean changes nothing, so it must not spend an attempt."""
-    result = clean_build(make_plan(tmp_path).with_changes(run_prepare=False), Diag("stale_build"), CTX)
+    plan = make_plan(tmp_path).with_changes(run_prepare=False)
+    result = done(clean_build(plan, Diag("stale_build"), CTX), plan)
     assert not result.applied and result.removed == () and "nothing to remove" in result.detail

@@ -6,19 +6,26 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from planfactory import make_plan
 
-from rocmbuild.build.session import BuildSession
+from rocmbuild.build.context import RunContext
+from rocmbuild.build.session import BuildSession, attempt_requests, plan_after_attempt
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
+from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.command import CommandResult
-from rocmbuild.process.runner import AttemptOutcome, Step
+from rocmbuild.process.runner import AttemptOutcome, Limits, Step
+from rocmbuild.process.watcher import Progress
+from rocmbuild.records.attempts import AttemptRecord, RunFacts
+from rocmbuild.records.events import EVENT_NAMES
 from rocmbuild.records.recorder import RunRecorder
+from rocmbuild.records.resume import killed_attempt, ladder_history
 from rocmbuild.services import Services, Streams
 
 
@@ -29,16 +36,16 @@ class FakeAttempts:
         self.script = list(script)
         self.calls: list[tuple[list[Step], dict[str, str]]] = []
 
-    def __call__(self, steps: list[Step], *, cwd: Path, env: dict[str, str], log_path: Path, watcher: Any,
-                 **_: Any) -> AttemptOutcome:
+    def __call__(self, request: AttemptRequest, hooks: AttemptHooks) -> AttemptOutcome:
         output, code = self.script[len(self.calls)]
-        self.calls.append((list(steps), dict(env)))
-        with log_path.open("ab") as log:
+        self.calls.append((list(request.steps), dict(request.env)))
+        with request.log_path.open("ab") as log:
             log.write(output)
-        watcher.feed(output)
-        return AttemptOutcome(ended="exited", exit_code=code, signal=None, step=None if code == 0 else steps[-1],
-                              started=datetime.now(UTC), duration_s=0.01, progress=watcher.furthest,
-                              lines_seen=watcher.lines_seen, log=log_path)
+        hooks.watcher.feed(output)
+        return AttemptOutcome(ended="exited", exit_code=code, signal=None,
+                              step=None if code == 0 else request.steps[-1], started=datetime.now(UTC),
+                              duration_s=0.01, progress=hooks.watcher.furthest,
+                              lines_seen=hooks.watcher.lines_seen, log=request.log_path)
 
 
 def no_tools(argv: Sequence[str], **_: Any) -> CommandResult:
@@ -54,8 +61,9 @@ def session(tmp_path: Path, attempts: FakeAttempts, slept: list[float], **option
     rec = RunRecorder(run_dir=run_dir, recipe="demo", source=source, archs=plan.archs)
     opts = BuildOptions(source=source, memory_reserve=0, verbosity="quiet", **options)
     services = Services(sleep=slept.append, run=no_tools, attempt=attempts)
-    return BuildSession(plan, opts, rec, Streams(io.StringIO(), io.StringIO()), services, load_catalogue(user=False),
-                        lambda: False, None)
+    ctx = RunContext.for_options(opts, streams=Streams(io.StringIO(), io.StringIO()), services=services,
+                                 catalogue=load_catalogue(user=False), interrupted=lambda: False, deadline=None)
+    return BuildSession(plan, ctx, rec)
 
 
 def events(tmp_path: Path) -> list[dict[str, Any]]:
@@ -76,6 +84,7 @@ def test_out_of_memory_reduces_jobs_then_succeeds(tmp_path: Path) -> None:
     diagnosed = next(e for e in events(tmp_path) if e["event"] == "failure.diagnosed")
     assert diagnosed["category"] == "out_of_memory"
     assert build.rec.attempts[0]["remedies"] == ["reduce_jobs"]
+    assert set(names) <= EVENT_NAMES, "every event written is one of the typed names"
 
 
 def test_network_failures_wait_with_backoff_through_the_injected_sleep(tmp_path: Path) -> None:
@@ -96,3 +105,67 @@ def test_the_attempt_cap_stops_the_loop(tmp_path: Path) -> None:
     outcome, code = build.run()
     assert (outcome, code) == (Outcome.FAILED, 1) and len(attempts.calls) == 2
     assert "--max-attempts 2" in build.state.reason
+
+
+def outcome_of(step: Step | None, code: int, log: Path) -> AttemptOutcome:
+    return AttemptOutcome(ended="exited", exit_code=code, signal=None, step=step, started=datetime.now(UTC),
+                          duration_s=0.5, progress=Progress(), lines_seen=3, log=log)
+
+
+def test_the_plan_after_an_attempt_is_a_decision_of_the_loop(tmp_path: Path) -> None:
+    plan = replace(make_plan(tmp_path, jobs=8), checkout=("git clone x src",))
+    log = tmp_path / "attempt-1.log"
+    failed_checkout = plan_after_attempt(plan, outcome_of(Step("checkout", "git clone"), 128, log), False)
+    assert failed_checkout == plan, "a failed checkout runs again, and prepare with it"
+    failed_prepare = plan_after_attempt(plan, outcome_of(Step("prepare", "hipify"), 1, log), True)
+    assert failed_prepare.checkout == () and failed_prepare.run_prepare
+    failed_build = plan_after_attempt(plan, outcome_of(Step("build", "make"), 1, log), True)
+    assert failed_build.checkout == () and not failed_build.run_prepare
+    assert not plan_after_attempt(plan, outcome_of(None, 0, log), False).run_prepare
+
+
+def test_attempt_records_keep_the_summary_fields_of_each_kind() -> None:
+    base = dict(number=1, started="2026-12-01T00:00:00+00:00", duration_s=1.0, ended="exited", exit_code=1,
+                log="attempt-1.log", env={"MAX_JOBS": "8"}, diagnosis={"category": "out_of_memory"})
+    ran = AttemptRecord(**base, remedies=("reduce_jobs",), step="build",
+                        ran=RunFacts(None, None, None, 12), memory={"reserve": 1})
+    assert list(ran.to_json()) == ["number", "started", "duration_s", "ended", "exit_code", "log", "env",
+                                   "diagnosis", "remedies", "step", "signal", "stopped_early", "progress", "lines",
+                                   "memory"]
+    assert ran.to_json()["remedies"] == ["reduce_jobs"] and ran.to_json()["lines"] == 12
+    preflight = AttemptRecord(**base, step="preflight", kind="preflight")
+    assert set(preflight.to_json()) == {"number", "started", "duration_s", "ended", "exit_code", "log", "env",
+                                        "diagnosis", "remedies", "step"}
+    killed = AttemptRecord(**{**base, "ended": "interrupted", "diagnosis": None}, kind="killed")
+    assert killed.to_json()["killed"] is True and "step" not in killed.to_json()
+
+
+def test_resume_rebuilds_an_attempt_killed_between_its_diagnosis_and_its_record() -> None:
+    """The record is written after the remedy's effects: a kill in between keeps the diagnosed attempt."""
+    started = {"event": "attempt.started", "attempt": 2, "timestamp": "t2", "env": {"MAX_JOBS": "8"}}
+    diagnosed = {"event": "failure.diagnosed", "attempt": 2, "category": "stale_build", "signature": "s",
+                 "line": 3, "text": "x", "fields": {}, "retryable": True, "fingerprint": "f",
+                 "remedies": ["clean_build", "uninstall_packages"]}
+    finished = {"event": "attempt.finished", "attempt": 2, "ended": "exited", "exit_code": 1, "duration_s": 4.0}
+    recorded = [{"number": 1, "ended": "exited", "diagnosis": None}]
+    during_remedy = killed_attempt(recorded, [started, finished, diagnosed])
+    assert during_remedy is not None and during_remedy.kind == "attempt" and during_remedy.remedies == ()
+    assert during_remedy.to_json()["diagnosis"]["category"] == "stale_build"
+    history = ladder_history([*recorded, during_remedy.to_json()], [started, finished, diagnosed])
+    assert [h.category for h in history] == ["stale_build"] and history[0].ladder[0] == "clean_build"
+    after = killed_attempt(recorded, [started, finished, diagnosed, {"event": "plan.changed", "remedy": "clean_build"}])
+    assert after is not None and after.remedies == ("clean_build",)
+    during_build = killed_attempt(recorded, [started])
+    assert during_build is not None and during_build.to_json()["killed"] is True
+    assert during_build.to_json()["ended"] == "interrupted"
+
+
+def test_an_attempt_is_requested_as_data(tmp_path: Path) -> None:
+    plan = replace(make_plan(tmp_path / "src", jobs=4), checkout=("git clone -q u src",))
+    limits = Limits(stall_timeout_s=60)
+    checkout, steps = attempt_requests(plan, tmp_path / "attempt-1.log", limits)
+    assert checkout is not None and checkout.cwd == tmp_path and checkout.tree == plan.source
+    assert [s.name for s in checkout.steps] == ["checkout"]
+    assert steps.cwd == plan.source and steps.env["MAX_JOBS"] == "4" and steps.limits is limits
+    assert [s.name for s in steps.steps][-1] in ("build", "verify")
+    assert attempt_requests(replace(plan, checkout=()), tmp_path / "a.log", limits)[0] is None

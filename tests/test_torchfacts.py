@@ -14,6 +14,7 @@ from wheels import build_wheel
 
 from rocmbuild.build import torchfacts
 from rocmbuild.build.preflight import FAIL, OK, WARN
+from rocmbuild.host.arch import Targets
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 
@@ -65,11 +66,11 @@ def test_hip_version_mismatch_names_the_exact_install_line() -> None:
 
 
 def test_arch_list_must_cover_the_requested_archs() -> None:
-    assert torchfacts.check_arch_list(facts(), ["gfx942:xnack-", "gfx90a"]).status == OK
-    check = torchfacts.check_arch_list(facts(archs=("gfx90a",)), ["gfx942", "gfx90a"])
+    assert torchfacts.check_arch_list(facts(), Targets.parse("gfx942:xnack-,gfx90a")).status == OK
+    check = torchfacts.check_arch_list(facts(archs=("gfx90a",)), Targets.parse("gfx942,gfx90a"))
     assert check.status == FAIL and check.category == "arch_mismatch"
     assert check.detail.endswith("not for gfx942") and "rocmbuild torch --arch 'gfx942;gfx90a'" in check.todo
-    assert torchfacts.check_arch_list(facts(archs=None), ["gfx942"]).status == WARN
+    assert torchfacts.check_arch_list(facts(archs=None), Targets.parse("gfx942")).status == WARN
 
 
 def test_companions_from_another_build_are_named_with_their_reinstall() -> None:

@@ -12,10 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from rocmbuild.build.effects import RunCommands, carry_out
 from rocmbuild.build.remedies import REMEDIES, RemedyContext
 from rocmbuild.build.treeremedies import narrower_archs
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.host import arch as archmod
+from rocmbuild.host.arch import Targets
+from rocmbuild.process.command import CommandResult, capture
 from tests.planfactory import RECIPE, make_plan
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
@@ -80,7 +83,9 @@ def test_sync_submodules_fetches_the_commit_from_the_moved_url(tmp_path: Path) -
                             env={**os.environ, **GIT_ENV}, capture_output=True, text=True, timeout=60)
     assert failed.returncode != 0 and sha in failed.stderr       # the shape the signature matches
     plan = make_plan(clone, caller={**os.environ, **GIT_ENV})
-    result = REMEDIES["sync_submodules"](plan, diagnosis(path="third_party/lib"), RemedyContext())
+    decided = REMEDIES["sync_submodules"](plan, diagnosis(path="third_party/lib"), RemedyContext())
+    assert git(clone / "third_party" / "lib", "rev-parse", "HEAD") != sha, "deciding runs nothing"
+    result = carry_out(decided, source=plan.source, run=capture)
     assert result.applied, result.detail
     assert git(clone / "third_party" / "lib", "rev-parse", "HEAD") == sha
     assert (clone / "third_party" / "lib" / "b.txt").read_text() == "two\n"
@@ -90,6 +95,26 @@ def test_sync_submodules_outside_a_git_tree_spends_nothing(tmp_path: Path) -> No
     plan = make_plan(tmp_path)
     result = REMEDIES["sync_submodules"](plan, diagnosis(), RemedyContext())
     assert not result.applied and "not a git checkout" in result.detail
+
+
+def test_a_sync_command_that_fails_makes_the_remedy_not_apply(tmp_path: Path) -> None:
+    """Whether sync_submodules applied depends on its effect: git missing or failing = not applied."""
+    (tmp_path / ".git").mkdir()
+    plan = make_plan(tmp_path)
+    decided = REMEDIES["sync_submodules"](plan, diagnosis(), RemedyContext())
+    assert decided.applied and isinstance(decided.effects[0], RunCommands)
+    ran: list[list[str]] = []
+
+    def failing_git(argv: list[str], **_: object) -> CommandResult:
+        ran.append(list(argv))
+        return CommandResult(1, "fatal: remote error: upload-pack: not our ref 0123abcd")
+
+    failed = carry_out(decided, source=plan.source, run=failing_git)
+    assert not failed.applied and "not our ref" in failed.detail and failed.warning and "re-clone" in failed.warning
+    assert len(ran) == 1, "the first failing command ends them"
+    missing = carry_out(decided, source=plan.source,
+                        run=lambda argv, **_: CommandResult(None, "git: not found", missing=True))
+    assert not missing.applied and missing.detail == "git is not installed"
 
 
 def test_stale_submodule_is_cured_end_to_end(tmp_path: Path) -> None:
@@ -123,8 +148,9 @@ def test_stale_submodule_is_cured_end_to_end(tmp_path: Path) -> None:
     (("gfx942",), ("gfx942",), None),                          # one arch already
     (("gfx90a", "gfx942"), ("gfx942:sramecc+:xnack-",), ("gfx942",)),
 ])
-def test_narrower_archs(requested: tuple[str, ...], local: tuple[str, ...], expected: object) -> None:
-    assert narrower_archs(requested, local) == expected
+def test_narrower_archs(requested: tuple[str, ...], local: tuple[str, ...], expected: tuple[str, ...] | None) -> None:
+    narrowed = narrower_archs(Targets.parse(",".join(requested)), local)
+    assert (narrowed.names if narrowed is not None else None) == expected
 
 
 def write_node(nodes: Path, name: str, version: int) -> None:
@@ -138,11 +164,11 @@ def test_narrow_archs_uses_the_gpus_sysfs_reports(tmp_path: Path) -> None:
     write_node(nodes, "0", 0)
     write_node(nodes, "1", 90402)
     recipe = RECIPE + '[arch]\nvariables = ["PYTORCH_ROCM_ARCH"]\nseparator = ";"\n'
-    plan = replace(make_plan(tmp_path, recipe_text=recipe), archs=("gfx90a", "gfx942"))
+    plan = replace(make_plan(tmp_path, recipe_text=recipe), targets=Targets.parse("gfx90a,gfx942"))
     (tmp_path / "build").mkdir(exist_ok=True)
     (tmp_path / "build" / "CMakeCache.txt").write_text("PYTORCH_ROCM_ARCH=gfx90a;gfx942\n")
     ctx = RemedyContext(detect_archs=lambda: archmod.detect_local_archs(sysfs_root=nodes, environ={}))
-    result = REMEDIES["narrow_archs"](plan, diagnosis(), ctx)
+    result = carry_out(REMEDIES["narrow_archs"](plan, diagnosis(), ctx), source=plan.source, run=capture)
     assert result.applied, result.detail
     assert result.plan.archs == ("gfx942",) and result.plan.env["PYTORCH_ROCM_ARCH"] == "gfx942"
     assert "build/CMakeCache.txt" in result.removed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import sys
 import time
@@ -289,3 +290,23 @@ def test_many_keywords_stay_cheap(accelerate: bool) -> None:
     w.feed(b"keyword7 here\n")
     assert time.perf_counter() - t0 < 2.0
     assert hook.lines == [(60001, "keyword7 here")]
+
+
+class DismissingHook(Hook):
+    raw_dismiss = re.compile(rb"skip me[^\n]*")
+
+
+@pytest.mark.parametrize("accelerate", FINDERS)
+@pytest.mark.parametrize("size", [3, 10_000])
+def test_raw_dismissed_candidates_are_not_delivered_but_still_counted_and_seen_as_context(
+        size: int, accelerate: bool) -> None:
+    hook = DismissingHook(b"error", want={"first": 1})
+    data = (b"skip me: error\n"          # dismissed unseen
+            b"first error\n"             # wants one more line...
+            b"skip me: error again\n"    # ...which is context although it would be dismissed as a candidate
+            b"skip me: error 3\n"
+            b"x\nlast error\n")
+    feed_in_pieces(LineScanner(hook, accelerate=accelerate), data, size)
+    assert hook.lines == [(2, "first error"), (6, "last error")]
+    assert hook.context == [(3, "skip me: error again")]
+    assert hook.befores[6] == ("skip me: error", "first error", "skip me: error again", "skip me: error 3", "x")

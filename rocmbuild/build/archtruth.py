@@ -10,13 +10,14 @@ functions over an ArtifactReport and log lines.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import regex
 
-from rocmbuild.diagnosis.noise import clean_line, saved_log_lines
 from rocmbuild.build.artifacts import ArtifactReport
+from rocmbuild.host.arch import processors_in
+from rocmbuild.process.logscan import scan_lines, scan_log
 
 # A configure line that disables something because it is not supported (either order, one line).
 # Kept to one line of configure output: "-- " CMake status lines and plain "Warning:" lines.
@@ -26,7 +27,6 @@ _DOWNGRADE = regex.compile(
     r"(?P<text>.{1,300})$",
     regex.IGNORECASE,
 )
-_GFX = regex.compile(r"\bgfx[0-9a-f]+\b")
 
 
 def beyond_request(report: ArtifactReport) -> list[str]:
@@ -43,21 +43,37 @@ def beyond_request(report: ArtifactReport) -> list[str]:
     return warnings
 
 
+class _Downgrades:
+    """A LineHook collecting configure-time downgrades: only lines saying "(un)supported" reach it,
+    cleaned by the scanner (the one noise rule: ANSI, \\r redraws, CI prefixes)."""
+
+    # Both spellings' common part, in the cases configure scripts write ("Unsupported", "NOT SUPPORTED").
+    keywords: tuple[bytes, ...] = (b"upported", b"UPPORTED")
+
+    def __init__(self) -> None:
+        self.found: dict[str, None] = {}
+
+    def on_line(self, number: int, line: str, before: Sequence[str]) -> int:
+        if len(line) <= 400 and (match := _DOWNGRADE.match(line)):
+            text = match["text"].strip()
+            archs = processors_in(text)
+            self.found.setdefault(
+                f"configure disabled something{' for ' + ', '.join(archs) if archs else ''}: {text}")
+        return 0
+
+    def on_context(self, number: int, text: str) -> None:
+        """Never asked for: on_line wants no following lines."""
+
+
 def downgrades(lines: Iterable[str]) -> list[str]:
     """Configure-time 'not supported ... disabling' lines, cleaned, each once, in order."""
-    found: dict[str, None] = {}
-    for raw in lines:
-        line = clean_line(raw.rstrip("\n"))  # the one noise rule: ANSI, \r redraws, CI prefixes
-        if len(line) > 400:
-            continue
-        match = _DOWNGRADE.match(line)
-        if match:
-            text = match["text"].strip()
-            archs = _GFX.findall(text)
-            found.setdefault(f"configure disabled something{' for ' + ', '.join(archs) if archs else ''}: {text}")
-    return list(found)
+    hook = _Downgrades()
+    scan_lines(lines, hook)
+    return list(hook.found)
 
 
 def downgrades_in_log(log: Path) -> list[str]:
-    """downgrades() over an attempt log, read line by line (logs can be large)."""
-    return downgrades(saved_log_lines(log))
+    """downgrades() over an attempt log, through the one line scanner (logs can be large)."""
+    hook = _Downgrades()
+    scan_log(log, hook)
+    return list(hook.found)

@@ -30,6 +30,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rocmbuild.host.arch import Targets, processors_in
 from rocmbuild.process import command as proc
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
@@ -40,13 +41,7 @@ OFFLOADING_SECTION = ".llvm.offloading"
 # Bundles of a linked binary start on 4 KiB boundaries (clang's HIP object generator).
 BUNDLE_ALIGNMENT = 4096
 
-_GFX = re.compile(r"\b(gfx[0-9]+(?:-[0-9]+)*-generic|gfx[0-9a-f]+)(?=$|[:\s,.\-])")
 _COMPRESSION_METHODS = {0: "zlib", 1: "zstd"}
-
-
-def plain_arch(name: str) -> str:
-    """``gfx90a:xnack+`` -> ``gfx90a``; names without features are returned unchanged."""
-    return name.strip().split(":", 1)[0]
 
 
 def arch_of_entry(entry_id: str) -> str | None:
@@ -56,8 +51,8 @@ def arch_of_entry(entry_id: str) -> str | None:
     """
     if "amdgcn" not in entry_id:
         return None
-    match = _GFX.search(entry_id.split("amdgcn", 1)[1])
-    return match.group(1) if match else None
+    found = processors_in(entry_id.split("amdgcn", 1)[1])
+    return found[0] if found else None
 
 
 # --- values -------------------------------------------------------------------
@@ -75,9 +70,9 @@ class CodeObjectListing:
     note: str = ""                         # why nothing could be listed, or what was tried first
     readable: bool = True                  # False: no tool could list this file; archs means nothing
 
-    def complete(self, arch: str) -> bool:
-        """True when every bundle carries a code object for ``arch`` (features ignored)."""
-        want = plain_arch(arch)
+    def complete(self, processor: str) -> bool:
+        """True when every bundle carries a code object for ``processor`` (a plain gfx name)."""
+        want = processor
         if not self.bundles:
             return want in self.archs
         return all(want in bundle for bundle in self.bundles)
@@ -508,20 +503,21 @@ def _matches(source: Path, pattern: str) -> Iterator[Path] | None:
 def verify_artifacts(
     source: Path,
     globs: Sequence[str],
-    archs: Sequence[str],
+    targets: Targets,
     *,
     run: proc.Run = proc.capture,
     tools: Tools | None = None,
     env: Mapping[str, str] | None = None,
     llvm_bin: Path | str | None = None,
 ) -> ArtifactReport:
-    """Check that every artifact matched by ``globs`` (relative to ``source``) has code for every arch.
+    """Check that every artifact matched by ``globs`` (relative to ``source``) has code for every
+    target's processor (a code object for ``gfx90a`` runs on ``gfx90a:xnack+`` too).
 
     ``env`` (the build's environment) and ``llvm_bin`` (the ROCm install's LLVM bin dir) say
     where to look for the listing tools, as in list_code_objects.
     """
     source = Path(source).resolve()
-    wanted = tuple(dict.fromkeys(plain_arch(a) for a in archs if a.strip()))
+    wanted = targets.processors
     tools = tools if tools is not None else _tools_for(env, llvm_bin)
     checks: list[ArtifactCheck] = []
     unmatched: list[str] = []

@@ -1,7 +1,8 @@
 """Which checks run, for a build plan (preflight) and for ``doctor``.
 
 The individual checks live in preflight.py; this module only chooses them
-from what the plan or the machine says, so preflight and doctor stay "the
+from what the plan or the machine says (the same ``host.rocm.Rocm`` and
+``host.arch.Targets`` values in both), so preflight and doctor stay "the
 same checks".
 """
 
@@ -11,25 +12,17 @@ import re
 import shlex
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from rocmbuild.build import preflight
 
 from rocmbuild.process import command as proc
+from rocmbuild.host.arch import Targets
 from rocmbuild.host.hipcompiler import HipCompiler
+from rocmbuild.host.rocm import Rocm
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.build.recipe import Recipe
-
-
-@dataclass(frozen=True)
-class RocmFacts:
-    """What the checks need of a ROCm install (plan and doctor both have one)."""
-
-    root: Path
-    version: str | None
-    lib_dirs: Sequence[Path]
-    bin_dirs: Sequence[Path]
 
 
 def find_hipcc(hipcc: str | None, env: Mapping[str, str]) -> str | None:
@@ -38,7 +31,7 @@ def find_hipcc(hipcc: str | None, env: Mapping[str, str]) -> str | None:
     return shutil.which("hipcc", path=env.get("PATH"))
 
 
-def toolchain_checks(*, rocm: RocmFacts | None, hipcc: str | None, archs: Sequence[str], env: Mapping[str, str],
+def toolchain_checks(*, rocm: Rocm | None, hipcc: str | None, archs: Targets, env: Mapping[str, str],
                      run: proc.Run, compiler: HipCompiler | None = None,
                      probes: preflight.ProbeCache | None = None) -> list[preflight.Check]:
     checks = [preflight.check_rocm_root(rocm)]
@@ -61,14 +54,12 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: proc.Run = proc.captur
                 probes: preflight.ProbeCache | None = None) -> list[preflight.Check]:
     """Preflight: what predictably fails a 2-hour build, checked in seconds."""
     env = plan.env
-    rocm = None
-    if plan.rocm.root:
-        rocm = RocmFacts(Path(plan.rocm.root), plan.rocm.version, [Path(d) for d in plan.rocm.lib_dirs], [])
-    hipcc = find_hipcc(plan.rocm.hipcc, env)
-    checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=plan.archs, env=env, run=run,
+    hipcc = find_hipcc(plan.rocm_hipcc, env)
+    checks = toolchain_checks(rocm=plan.rocm, hipcc=hipcc, archs=plan.targets, env=env, run=run,
                               compiler=plan.hip_compiler, probes=probes)
     resources = plan.recipe.resources
-    checks += preflight.check_libraries(plan.recipe.preflight.libraries, plan.rocm.lib_dirs, run)
+    checks += preflight.check_libraries(plan.recipe.preflight.libraries,
+                                        plan.rocm.lib_dirs if plan.rocm else (), run)
     checks.append(preflight.check_disk(plan.source, resources.min_free_disk_gb))
     checks.append(preflight.check_memory(mem_available, resources.memory_per_job_gb))
     if "torch" in plan.recipe.requires:
@@ -90,8 +81,8 @@ def _torch_integrity(plan: BuildPlan, run: proc.Run) -> list[preflight.Check]:
     from rocmbuild.build import torchfacts
 
     steps = plan.recipe.steps
-    return torchfacts.integrity_checks(plan.python or "python3", plan.env, rocm_version=plan.rocm.version,
-                                       archs=plan.archs, steps=[*steps.prepare, *steps.build],
+    return torchfacts.integrity_checks(plan.python or "python3", plan.env, rocm_version=plan.rocm_version,
+                                       archs=plan.targets, steps=[*steps.prepare, *steps.build],
                                        prepare_installs=prepare_installs(plan.recipe), run=run)
 
 

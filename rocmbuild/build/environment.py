@@ -2,7 +2,8 @@
 
 rocmbuild never edits ``os.environ``.  The environment of a build is the
 caller's environment plus a tuple of EnvChange values: the base set composed
-here from host facts, recipe and options, and whatever remedies add later.
+here from host facts (the ``host.rocm.Rocm`` value, the loader's dirs), recipe
+and options, and whatever remedies add later.
 Keeping the changes as data is what lets ``plan`` show a diff, summary.json
 record "what this attempt ran with", and repro.sh re-enter it.
 
@@ -29,6 +30,8 @@ import os
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
+
+from rocmbuild.host.rocm import Rocm
 
 Action = Literal["set", "default", "prepend", "append", "unset"]
 
@@ -104,16 +107,6 @@ def choose_jobs(cpus: int, mem_available_bytes: int, memory_per_job_gb: float) -
     )
 
 
-@dataclass(frozen=True)
-class RocmDirs:
-    """The parts of a ROCm install the environment needs (from host.RocmInstall)."""
-
-    root: str
-    bin_dirs: tuple[str, ...]
-    lib_dirs: tuple[str, ...]
-    llvm_bin: str | None
-
-
 def without_loader_dirs(dirs: Iterable[str], loader_dirs: Collection[str]) -> tuple[str, ...]:
     """``dirs`` minus the loader's default dirs (compared normalised; pass resolved forms too)."""
     defaults = {os.path.normpath(d) for d in loader_dirs}
@@ -123,7 +116,7 @@ def without_loader_dirs(dirs: Iterable[str], loader_dirs: Collection[str]) -> tu
 def base_changes(
     *,
     caller_env: Mapping[str, str],
-    rocm: RocmDirs | None,
+    rocm: Rocm | None,
     rocm_path_option: bool,
     arch_variables: Sequence[str],
     arch_value: str,
@@ -138,21 +131,22 @@ def base_changes(
     root_action: Action = "set" if rocm_path_option else "default"
     if rocm is not None:
         why = "ROCm root (--rocm-path)" if rocm_path_option else "ROCm root (discovered)"
+        root = str(rocm.root)
         for name in ("ROCM_PATH", "ROCM_HOME", "HIP_PATH"):
-            changes.append(EnvChange(name, root_action, rocm.root, why))
+            changes.append(EnvChange(name, root_action, root, why))
         # Directories already on the caller's PATH (e.g. /usr/bin of the system layout) keep their
         # place: moving them first would let system tools shadow a virtualenv's python3.
         # With --rocm-path its bin dirs always go first (the merge drops their later copies).
         on_path = set() if rocm_path_option else set(split_path(caller_env.get("PATH")))
-        bins = [d for d in (*rocm.bin_dirs, *([rocm.llvm_bin] if rocm.llvm_bin else [])) if d not in on_path]
+        bins = [d for d in map(str, (*rocm.bin_dirs, *([rocm.llvm_bin] if rocm.llvm_bin else []))) if d not in on_path]
         if bins:
             changes.append(EnvChange("PATH", "prepend", os.pathsep.join(bins), "ROCm and LLVM tools first"))
-        lib_dirs = without_loader_dirs(rocm.lib_dirs, loader_dirs)
+        lib_dirs = without_loader_dirs(map(str, rocm.lib_dirs), loader_dirs)
         if lib_dirs:
             libs = os.pathsep.join(lib_dirs)
             changes.append(EnvChange("LIBRARY_PATH", "append", libs, "ROCm libraries at link time"))
             changes.append(EnvChange("LD_LIBRARY_PATH", "append", libs, "ROCm libraries at load time"))
-        changes.append(EnvChange("CMAKE_PREFIX_PATH", "append", rocm.root, "CMake finds hip, rocblas, ... here"))
+        changes.append(EnvChange("CMAKE_PREFIX_PATH", "append", root, "CMake finds hip, rocblas, ... here"))
     # hipcc picks the NVIDIA platform on a host that also has CUDA.
     changes.append(EnvChange("HIP_PLATFORM", "default", "amd", "hipcc must not pick nvcc"))
     for name in arch_variables:

@@ -126,12 +126,12 @@ def compute(plan: BuildPlan, run: proc.Run = proc.capture) -> Fingerprint:
     # The recipe's arch variables hold the arch list, compared as "arch" (so a changed arch says "arch").
     arch_vars = set(plan.recipe.arch.variables)
     knobs = {k: env[k] for k in (*BUILD_KNOBS, *plan.recipe.env) if k in env and k not in arch_vars}
-    compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm.hipcc
+    compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm_hipcc
     return Fingerprint({
         "recipe": _sha(recipe_text),
         "source": source_identity(plan.source, plan.recipe.clean_paths, run),
         "arch": ";".join(plan.archs),
-        "rocm": f"{plan.rocm.root}@{plan.rocm.version}",
+        "rocm": f"{plan.rocm_root}@{plan.rocm_version}",
         "hip_compiler": f"{compiler} {compiler_version(compiler, env, run)}",
         "python": plan.python,
         "env": _sha(json.dumps(dict(sorted(knobs.items())))),
@@ -195,6 +195,6 @@ def check(plan: BuildPlan, run: proc.Run = proc.capture) -> UpToDate:
         return UpToDate(True, current, (), "the recipe names no artifacts")
     from rocmbuild.build.artifacts import verify_artifacts
 
-    report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.archs, env=plan.env,
+    report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets, env=plan.env,
                               llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
     return UpToDate(report.ok, current, () if report.ok else ("artifacts",), report.describe())

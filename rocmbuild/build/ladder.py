@@ -10,10 +10,10 @@ Policy (docs/design.md "Remedies and the ladder", issues 5 and 12):
   reduce_jobs (they change only compiles);
 - non-retryable categories stop at once (not_retryable, exit 4);
 - ``unknown`` stops (unrecognised, exit 3) unless --escalate-unknown, which
-  uses the generic order clean_build -> uninstall_packages ->
-  lower_optimization -> reduce_jobs;
-- ``stalled`` tries reduce_jobs (swap thrash is the usual cause), then stops
-  as budget_exhausted (exit 5);
+  uses the generic ladder (the catalogue's, passed in: clean_build ->
+  uninstall_packages -> lower_optimization -> reduce_jobs);
+- ``stalled`` tries its ladder (the catalogue's: reduce_jobs, swap thrash is
+  the usual cause), then stops as budget_exhausted (exit 5);
 - --max-attempts caps everything, and no attempt starts once the budget is spent.
 
 A ladder may repeat a remedy (out_of_memory halves MAX_JOBS more than once):
@@ -29,9 +29,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from rocmbuild.errors import Outcome
-from rocmbuild.build.plan import GENERIC_LADDER
-
-STALLED_LADDER = ("reduce_jobs",)
 
 # Remedies that change only how code is compiled: pointless before anything compiled.
 COMPILE_REMEDIES = frozenset({"lower_optimization", "reduce_jobs"})
@@ -50,7 +47,7 @@ def backoff_s(wait_number: int, base_s: float, jitter: float) -> float:
     return max(0.0, min(exponential + jitter * base_s / 2, base_s * 16))
 
 
-def compiled_anything(step: str | None, progress_done: int | None, progress_percent: int | None,
+def compiled_anything(step: str | None, progress_done: int | None, progress_percent: float | None,
                       category: str) -> bool:
     """Whether the failed attempt got as far as compiling (decides if compile remedies can matter).
 
@@ -83,7 +80,7 @@ class Decision:
     """Retry after ``remedy``, or stop with ``outcome``."""
 
     remedy: str | None
-    outcome: str | None
+    outcome: Outcome | None
     reason: str
 
     @property
@@ -91,7 +88,7 @@ class Decision:
         return self.outcome is None
 
 
-def _stop(outcome: str, reason: str) -> Decision:
+def _stop(outcome: Outcome, reason: str) -> Decision:
     return Decision(None, outcome, reason)
 
 
@@ -99,18 +96,17 @@ def next_remedy(
     ladder: Sequence[str],
     done_for_this_failure: Mapping[str, int],
     unavailable: frozenset[str],
-    use_generic: bool = False,
+    generic: Sequence[str] = (),
 ) -> str | None:
-    """The first rung not yet used as often as the ladder lists it; then (``use_generic``) the generic order."""
+    """The first rung not yet used as often as the ladder lists it; then the first untried ``generic`` one."""
     seen: Counter[str] = Counter()
     for remedy in ladder:
         seen[remedy] += 1
         if remedy not in unavailable and done_for_this_failure.get(remedy, 0) < seen[remedy]:
             return remedy
-    if use_generic:
-        for remedy in GENERIC_LADDER:
-            if remedy not in unavailable and remedy not in done_for_this_failure:
-                return remedy
+    for remedy in generic:
+        if remedy not in unavailable and remedy not in done_for_this_failure:
+            return remedy
     return None
 
 
@@ -119,13 +115,16 @@ def decide(
     *,
     max_attempts: int,
     escalate_unknown: bool = False,
+    generic_ladder: Sequence[str] = (),
     budget_left_s: float | None = None,
     unavailable: frozenset[str] = frozenset(),
 ) -> Decision:
     """What to do after the last attempt in ``history`` failed.
 
     ``unavailable`` names remedies that reported "not applicable" for this
-    failure, so that the ladder moves past them.
+    failure, so that the ladder moves past them; ``generic_ladder`` is the
+    catalogue's ladder for unrecognised failures (used with ``escalate_unknown``).
+    A stall's ladder is the attempt's own (the catalogue's ``stalled`` remedies).
     """
     last = history[-1]
     if not last.compiled:
@@ -139,7 +138,7 @@ def decide(
         if attempt.fingerprint == last.fingerprint:
             done.update(attempt.remedies)
     if last.ended == "stalled" or last.category == "stalled":
-        remedy = next_remedy(STALLED_LADDER, done, unavailable, use_generic=False)
+        remedy = next_remedy(last.ladder, done, unavailable)
         if remedy is None:
             return _stop(Outcome.BUDGET_EXHAUSTED,
                          "the build stalled again after reducing jobs" if done.get("reduce_jobs")
@@ -150,7 +149,7 @@ def decide(
         if not escalate_unknown:
             return _stop(Outcome.UNRECOGNISED, "the failure is not in the catalogue; not retried "
                          "(--escalate-unknown applies the generic ladder)")
-        remedy = next_remedy((), done, unavailable, use_generic=True)
+        remedy = next_remedy((), done, unavailable, generic=generic_ladder)
         reason = "unrecognised failure, generic ladder (--escalate-unknown)"
     elif not last.retryable:
         return _stop(Outcome.NOT_RETRYABLE, f"{last.category} is not something a retry can fix")

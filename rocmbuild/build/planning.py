@@ -9,7 +9,6 @@ build and deletes nothing: ``plan``/``--dry-run`` stop here.
 
 from __future__ import annotations
 
-import os
 import shlex
 import shutil
 import sys
@@ -22,10 +21,10 @@ from rocmbuild.host import arch as archmod
 from rocmbuild import paths
 from rocmbuild.host import hipcompiler
 from rocmbuild.host import facts as hostmod
-from rocmbuild.build.environment import EnvChange, RocmDirs, apply_changes, base_changes, choose_jobs, split_path
+from rocmbuild.build.environment import EnvChange, apply_changes, base_changes, choose_jobs, split_path
 from rocmbuild.errors import SourceError, UsageError
 from rocmbuild.options import BuildOptions
-from rocmbuild.build.plan import BuildPlan, RocmSummary
+from rocmbuild.build.plan import BuildPlan
 from rocmbuild.build.recipe import Recipe, find_recipe
 from rocmbuild.services import Services
 
@@ -35,7 +34,7 @@ def workspace_root() -> Path:
 
 
 def _resolve_arch(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
-                  services: Services) -> tuple[tuple[str, ...], str, list[str]]:
+                  services: Services) -> tuple[archmod.Targets, str, list[str]]:
     option = options.arch
     if archmod.is_auto(option):
         # A caller who exported the recipe's arch variable has already answered the question.
@@ -48,12 +47,11 @@ def _resolve_arch(recipe: Recipe, options: BuildOptions, environ: Mapping[str, s
     else:
         resolved = archmod.resolve_arch(option)
     warnings = list(resolved.warnings)
+    targets = resolved.targets
     if recipe.arch.plain:
-        names, stripped = archmod.plain_names(resolved.targets)
+        targets, stripped = archmod.plain_targets(targets)
         warnings += stripped
-    else:
-        names = tuple(dict.fromkeys(str(t) for t in resolved.targets))
-    return names, resolved.origin, warnings
+    return targets, resolved.origin, warnings
 
 
 def _checkout_commands(recipe: Recipe, directory: Path) -> tuple[str, ...]:
@@ -104,15 +102,6 @@ def _which_python(env: Mapping[str, str]) -> str:
     return shutil.which("python3", path=env.get("PATH")) or sys.executable
 
 
-def _loader_dirs() -> tuple[str, ...]:
-    """The loader's default dirs as written and resolved (/lib is /usr/lib on a merged-/usr system).
-
-    Always asks the real ldconfig (not a test's fake runner): it is a fact of this machine.
-    """
-    dirs = hostmod.loader_default_dirs()
-    return tuple(dict.fromkeys([*dirs, *(os.path.realpath(d) for d in dirs)]))
-
-
 def hip_compiler_changes(compiler: hipcompiler.HipCompiler | None, option: bool,
                          environ: Mapping[str, str]) -> tuple[EnvChange, ...]:
     """HIPCXX for --hip-compiler (CMake's variable), and that clang's LLVM tools first on PATH
@@ -130,21 +119,13 @@ def hip_compiler_changes(compiler: hipcompiler.HipCompiler | None, option: bool,
 def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
               facts: hostmod.HostFacts, services: Services) -> BuildPlan:
     """The plan for one recipe (pure but for reading the recipe's workspace marker)."""
-    archs, arch_origin, warnings = _resolve_arch(recipe, options, environ, services)
+    targets, arch_origin, warnings = _resolve_arch(recipe, options, environ, services)
     source, source_origin, checkout = _resolve_source(recipe, options)
     rocm = facts.rocm
-    rocm_dirs = None
-    summary = RocmSummary(None, None, "not found")
-    if rocm is not None:
-        rocm_dirs = RocmDirs(str(rocm.root), tuple(map(str, rocm.bin_dirs)), tuple(map(str, rocm.lib_dirs)),
-                             str(rocm.llvm_bin) if rocm.llvm_bin else None)
-        summary = RocmSummary(str(rocm.root), rocm.version, rocm.origin, rocm.version_source, rocm.layout,
-                              tuple(map(str, rocm.lib_dirs)), str(rocm.llvm_bin) if rocm.llvm_bin else None,
-                              str(rocm.hipcc) if rocm.hipcc else None)
-    else:
+    if rocm is None:
         warnings.append("no ROCm installation found: pass --rocm-path or set ROCM_PATH")
     job_vars = recipe.resources.job_variables
-    caller_jobs = environ.get(job_vars[0], "").strip() if job_vars else ""
+    caller_jobs = _caller_jobs(recipe, environ)
     if options.jobs is not None:
         jobs, jobs_reason = options.jobs, "--jobs"
     elif caller_jobs.isdigit() and int(caller_jobs) > 0:
@@ -156,10 +137,10 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         warnings.append(f"${job_vars[0]}={caller_jobs!r} is not a positive whole number: using {jobs}")
         override_jobs = True
     changes = base_changes(
-        caller_env=environ, rocm=rocm_dirs, rocm_path_option=options.rocm_path is not None,
-        arch_variables=recipe.arch.variables, arch_value=recipe.arch.separator.join(archs),
+        caller_env=environ, rocm=rocm, rocm_path_option=options.rocm_path is not None,
+        arch_variables=recipe.arch.variables, arch_value=targets.as_env(recipe.arch.separator),
         job_variables=job_vars, jobs=jobs, jobs_option=override_jobs, recipe_env=recipe.env,
-        loader_dirs=_loader_dirs(),
+        loader_dirs=facts.loader_dirs,
     )
     # The recipe's [env] may name HIPCXX too: resolve in the build's environment.
     compiler = hipcompiler.resolve(options.hip_compiler, apply_changes(environ, changes),
@@ -170,11 +151,49 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         changes += (EnvChange("HIP_DEVICE_LIB_PATH", "default", str(libs),
                               "device libraries with gfx942's bitcode, built by `make toolchain`"),)
     plan = BuildPlan(
-        recipe=recipe, source=source, source_origin=source_origin, rocm=summary, archs=archs,
+        recipe=recipe, source=source, source_origin=source_origin, rocm=rocm, targets=targets,
         arch_origin=arch_origin, jobs=jobs, jobs_reason=jobs_reason, caller_env=dict(environ),
-        changes=changes, python="", checkout=checkout, warnings=tuple(warnings), hip_compiler=compiler,
+        changes=changes, python="", loader_dirs=facts.loader_dirs, checkout=checkout, warnings=tuple(warnings),
+        hip_compiler=compiler, bundled_copy=recipe.source_path if options.source is None else None,
     )
     return replace(plan, python=_which_python(plan.env))
+
+
+def _caller_jobs(recipe: Recipe, environ: Mapping[str, str]) -> str:
+    job_vars = recipe.resources.job_variables
+    return environ.get(job_vars[0], "").strip() if job_vars else ""
+
+
+def jobs_from_memory(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str]) -> bool:
+    """Whether MAX_JOBS is rocmbuild's own choice from CPUs and memory (no --jobs, no valid caller value)."""
+    caller = _caller_jobs(recipe, environ)
+    return options.jobs is None and not (caller.isdigit() and int(caller) > 0)
+
+
+def resized_jobs(plan: BuildPlan, cpus: int, mem_available: int) -> BuildPlan:
+    """``plan`` with MAX_JOBS (and the recipe's other job knobs) sized for memory measured now (pure).
+
+    The reason says so: ``run.started`` records it as ``jobs_reason``.
+    """
+    jobs, reason = choose_jobs(cpus, mem_available, plan.recipe.resources.memory_per_job_gb)
+    reason = f"{reason}; measured again when its turn came (planned: {plan.jobs})"
+    job_vars = set(plan.recipe.resources.job_variables)
+    changes = tuple(replace(c, value=str(jobs)) if c.name in job_vars and c.reason == "parallel jobs" else c
+                    for c in plan.changes)
+    return replace(plan, changes=changes, jobs=jobs, jobs_reason=reason)
+
+
+def at_its_turn(plan: BuildPlan, options: BuildOptions, environ: Mapping[str, str]) -> BuildPlan:
+    """A later recipe of ``rocmbuild torch vllm``: its memory-dependent choices made now, not at planning.
+
+    Planning measured memory before the recipes ahead of it ran; MAX_JOBS chosen from it is sized
+    again from what they left free.  ``--jobs`` or a caller's MAX_JOBS are kept as they are.
+    """
+    if not jobs_from_memory(plan.recipe, options, environ):
+        return plan
+    cpus, _ = hostmod.cpu_count()
+    mem_available, _ = hostmod.memory_available()
+    return resized_jobs(plan, cpus, mem_available)
 
 
 def load_recipes(names: Sequence[str]) -> list[Recipe]:

@@ -20,9 +20,10 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
 
 from rocmbuild.host import ldcache
+from rocmbuild.host.arch import Targets
+from rocmbuild.host.rocm import Rocm
 
 from rocmbuild.process import command as proc
 from rocmbuild.host.hipcompiler import MIN_LLVM_FOR_GFX942, HipCompiler, built_device_libs, device_lib_path, newer_clangs
@@ -174,7 +175,7 @@ def _probe(hipcc: str, arch: str, env: Mapping[str, str], run: proc.Run, workdir
 
 def check_arch_supported(
     hipcc: Path | str,
-    archs: Sequence[str],
+    archs: Targets,
     env: Mapping[str, str] | None = None,
     run: proc.Run = proc.capture,
     workdir: Path | None = None,
@@ -192,7 +193,8 @@ def check_arch_supported(
     version = hipcc_version(hipcc, environ, run, cache)
     compiler_text = version.describe(hipcc, "HIP compiler" if clang else "hipcc")
     checks = []
-    for arch in archs:
+    for target in archs:
+        arch, plain = str(target), target.processor
         key = (os.path.realpath(hipcc), version.raw, arch, environ.get("HIP_DEVICE_LIB_PATH", ""))
         if cache is not None and key in cache.probes:
             accepted, message = cache.probes[key]
@@ -204,7 +206,6 @@ def check_arch_supported(
         if accepted:
             checks.append(Check(name, OK, f"{compiler_text} compiles for {arch}"))
             continue
-        plain = arch.split(":", 1)[0]
         if "device library" in message and clang:
             checks.append(Check(name, FAIL, f"{compiler_text} cannot compile for {arch}: {message}",
                                 todo=device_library_advice(plain, environ, compiler),
@@ -313,20 +314,7 @@ def check_hipcc_is_amd(
 # --- ROCm root and libraries ----------------------------------------------------------
 
 
-class RocmLike(Protocol):
-    """What preflight needs from host.RocmInstall."""
-
-    @property
-    def root(self) -> Path: ...
-    @property
-    def version(self) -> str | None: ...
-    @property
-    def lib_dirs(self) -> Sequence[Path]: ...
-    @property
-    def bin_dirs(self) -> Sequence[Path]: ...
-
-
-def check_rocm_root(rocm: RocmLike | None) -> Check:
+def check_rocm_root(rocm: Rocm | None) -> Check:
     name = "ROCm root"
     if rocm is None:
         return Check(name, FAIL, "no ROCm installation found",

@@ -64,7 +64,7 @@ def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams
 
 
 def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
-                  streams: Streams, reason: str) -> tuple[str, str]:
+                  streams: Streams, reason: str) -> tuple[Outcome, str]:
     """Store the fingerprint of the command's plan (not the remedied one: the next run of the same
     command must match), then the wheels; an unverified wheel turns the outcome into `failed`."""
     current = fingerprint.compute(base_plan)
@@ -129,7 +129,7 @@ def verify_wheel(wheel: Path, plan: BuildPlan) -> tuple[bool, str]:
                 archive.extractall(tmp)
         except (zipfile.BadZipFile, OSError) as exc:
             return False, f"{wheel.name} is not a readable wheel: {exc}"
-        report = verify_artifacts(Path(tmp), plan.recipe.verify_artifacts, plan.archs, env=plan.env,
+        report = verify_artifacts(Path(tmp), plan.recipe.verify_artifacts, plan.targets, env=plan.env,
                                   llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
         return report.ok, report.describe()
 
@@ -182,7 +182,7 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
                 os.replace(wheel, target / wheel.name)
                 entries[wheel.name] = {
                     "recipe": plan.recipe.name, "arch": list(plan.archs),
-                    "rocm": {"root": plan.rocm.root, "version": plan.rocm.version},
+                    "rocm": {"root": plan.rocm_root, "version": plan.rocm_version},
                     "compiler": current.parts.get("hip_compiler"), "fingerprint": current.digest,
                     "sha256": sha,
                 }

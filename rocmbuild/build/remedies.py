@@ -1,25 +1,29 @@
-"""Remedies: each a small function from plan to plan, looked up by name.
+"""Remedies: each a small function from plan to the next plan plus effects, looked up by name.
 
 A remedy gets the current BuildPlan, the Diagnosis that asked for it and a
-RemedyContext (how to run a helper command; where to look for libraries) and
-returns a RemedyResult: the next plan, whether it applied (a remedy that
-cannot help -- a library that is nowhere, MAX_JOBS already 1 -- says so and the
-ladder moves on), what it did, and what it removed.
+RemedyContext (how to run a read-only helper command; where to look for
+libraries) and returns a RemedyResult: the next plan, whether it applies (a
+remedy that cannot help -- a library that is nowhere, MAX_JOBS already 1 --
+says so and the ladder moves on), what it does, and its *effects* as data
+(paths to remove, packages to uninstall, commands to run: effects.py).
 
-Deletion is the one dangerous thing rocmbuild does, so it lives in
-``safe_remove``: only relative paths inside the source tree, never through a
-symlink, never outside it, every removed path recorded.
+Remedies change nothing outside the plan: they are pure, or read-only where
+they search (``add_library_paths`` reads the filesystem and asks the build's
+Python and ldconfig where libraries are; ``clean_build``, ``lower_optimization``
+and ``narrow_archs`` list the tree's CMake caches).  The one executor in
+effects.py carries the effects out and settles whether a conditional remedy
+applied (``applies_if``: a clean applies only if it removed something, an
+uninstall only if something was uninstalled).
 """
 
 from __future__ import annotations
 
-import glob as globlib
 import os
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Literal, Protocol
 
 from rocmbuild.host import ldcache
 
@@ -28,11 +32,10 @@ from rocmbuild.host.arch import Detection, detect_local_archs
 from rocmbuild.diagnosis.catalogue import REMEDY_NAMES
 from rocmbuild.build.environment import EnvChange, split_path
 from rocmbuild.build.jobsizing import next_jobs
-from rocmbuild.host.facts import loader_default_dirs
 from rocmbuild.host.libraries import library_base, library_package_hint
 from rocmbuild.build.plan import BuildPlan
+from rocmbuild.build.effects import Effect, RemovePaths, Uninstall
 from rocmbuild.process.command import capture
-from rocmbuild.process.safedelete import remove_paths
 
 
 class DiagnosisLike(Protocol):
@@ -44,27 +47,31 @@ class DiagnosisLike(Protocol):
 
 @dataclass(frozen=True)
 class RemedyResult:
+    """What a remedy decided: the next plan and its effects; ``applied`` False = it cannot help."""
+
     name: str
     applied: bool
-    plan: BuildPlan
+    plan: BuildPlan  # the next plan, if it applies
     detail: str
-    removed: tuple[str, ...] = ()
+    effects: tuple[Effect, ...] = ()
+    # When applying also depends on the effects (effects.settle): "removed" = only if something was
+    # removed, "uninstalled" = only if something was uninstalled.  A failed command never applies.
+    applies_if: Literal["always", "removed", "uninstalled"] = "always"
     warning: str | None = None
-    refused: tuple[str, ...] = ()  # paths a clean would not delete, each with its reason
 
 
 @dataclass(frozen=True)
 class RemedyContext:
-    """What remedies may use from the outside world (replaceable in tests)."""
+    """What remedies may read from the outside world (replaceable in tests); they change nothing in it."""
 
-    run: proc.Run = capture
+    run: proc.Run = capture  # read-only helper commands: the build's Python for its site dirs, ldconfig -p
     extra_library_dirs: tuple[Path, ...] = ()
     cache_in_use: bool = False
     # Local GPU detection (narrow_archs); the session passes Services.detect_arch.
     detect_archs: Callable[[], Detection | None] = detect_local_archs
 
 
-# --- deletion ---------------------------------------------------------------
+# --- what a clean would remove (read-only) ---------------------------------
 
 def cmake_caches(source: Path, max_depth: int = 4) -> list[str]:
     """Relative paths of CMakeCache.txt files and CMakeFiles dirs in the tree (no symlinks followed)."""
@@ -80,33 +87,6 @@ def cmake_caches(source: Path, max_depth: int = 4) -> list[str]:
             if "CMakeFiles" in dirnames:
                 found.append(str((here / "CMakeFiles").relative_to(source)))
     return found
-
-
-def safe_remove(source: Path, patterns: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Remove what ``patterns`` (relative globs) match inside ``source``.
-
-    Returns (removed, refused) as paths relative to the source tree, a refusal
-    with its reason.  A pattern that is absolute or climbs out (``..``) is
-    refused; the deletion itself (safedelete.py) goes through directory
-    descriptors: never through a symlink, never across a mount point, never
-    raising.  A match that is itself a symlink is unlinked (the link goes,
-    what it points to stays).
-    """
-    root = source.resolve()
-    refused: list[str] = []
-    matched: list[str] = []
-    for pattern in patterns:
-        if os.path.isabs(pattern) or ".." in Path(pattern).parts:
-            refused.append(f"{pattern} (outside the tree)")
-            continue
-        try:
-            found = globlib.glob(pattern, root_dir=root, recursive=True, include_hidden=True)
-        except OSError as exc:
-            refused.append(f"{pattern} ({exc.strerror or exc})")
-            continue
-        matched.extend(rel for rel in sorted(found) if rel not in matched)
-    removed, not_removed = remove_paths(root, matched)
-    return removed, refused + not_removed
 
 
 # --- library search ---------------------------------------------------------
@@ -151,7 +131,7 @@ def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext, *, ver
 
     ``versioned``: look for ``filename.*`` instead (a runtime soname next to a missing dev symlink).
     """
-    candidates: list[Path] = [Path(d) for d in plan.rocm.lib_dirs]
+    candidates: list[Path] = list(plan.rocm.lib_dirs) if plan.rocm else []
     # Other ROCm installs (/opt/rocm-X.Y.Z) are not searched on purpose: their libraries have other
     # sonames (ROCm 7 renumbered them) and mixing two ROCm runtimes breaks at load time.
     candidates += list(ctx.extra_library_dirs)
@@ -169,6 +149,10 @@ def find_library_dirs(plan: BuildPlan, filename: str, ctx: RemedyContext, *, ver
 # --- the remedies -----------------------------------------------------------
 
 def add_library_paths(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Put the missing library's directory on LIBRARY_PATH and LD_LIBRARY_PATH.
+
+    Read-only: searches the filesystem, asks the build's Python for its site dirs and ldconfig -p.
+    """
     name = "add_library_paths"
     library = diagnosis.fields.get("library") or diagnosis.fields.get("soname")
     if not library:
@@ -179,7 +163,7 @@ def add_library_paths(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCont
     variable = "LD_LIBRARY_PATH" if load_time else "LIBRARY_PATH"
     dirs = find_library_dirs(plan, filename, ctx)
     # The loader's default dirs are searched anyway; on LD_LIBRARY_PATH they would override RUNPATHs.
-    on_path = {*split_path(plan.env.get(variable)), *loader_default_dirs()}
+    on_path = {*split_path(plan.env.get(variable)), *plan.loader_dirs}
     new_dirs = [d for d in dirs if str(d) not in on_path and os.path.realpath(d) not in on_path]
     if not new_dirs:
         if dirs:
@@ -202,27 +186,22 @@ def add_library_paths(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCont
 
 
 def clean_build(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
-    patterns = [*plan.recipe.clean_paths, *cmake_caches(plan.source)]
-    removed, refused = safe_remove(plan.source, patterns)
-    detail = f"removed {', '.join(removed)}" if removed else "nothing to remove"
-    if refused:
-        detail += f"; refused: {', '.join(refused)}"
+    """Remove the recipe's clean paths and the tree's CMake caches (read-only: lists the caches)."""
+    patterns = (*plan.recipe.clean_paths, *cmake_caches(plan.source))
     # A clean tree needs prepare again (e.g. hipify, vendored libraries).  Nothing removed = nothing
     # changed: not applied, so it does not spend an attempt (issue 12).
-    return RemedyResult("clean_build", bool(removed), replace(plan, run_prepare=True) if removed else plan, detail,
-                        removed=tuple(removed), refused=tuple(refused))
+    return RemedyResult("clean_build", True, replace(plan, run_prepare=True), "clean the build paths",
+                        effects=(RemovePaths(patterns),), applies_if="removed")
 
 
 def uninstall_packages(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Uninstall the recipe's packages from the build's interpreter (pure: the uninstall is an effect)."""
     name = "uninstall_packages"
-    packages = list(plan.recipe.packages)
+    packages = tuple(plan.recipe.packages)
     if not packages:
         return RemedyResult(name, False, plan, "the recipe names no packages to uninstall")
-    result = ctx.run([plan.python, "-m", "pip", "uninstall", "-y", *packages], env=plan.env, timeout=600)
-    gone = re.findall(r"Successfully uninstalled (\S+)", result.output)
-    if not gone:
-        return RemedyResult(name, False, plan, f"none of {', '.join(packages)} was installed in {plan.python}")
-    return RemedyResult(name, True, plan, f"uninstalled {', '.join(gone)} from {plan.python}")
+    return RemedyResult(name, True, plan, f"uninstall {', '.join(packages)} from {plan.python}",
+                        effects=(Uninstall(plan.python, packages, plan.env),), applies_if="uninstalled")
 
 
 _OPT_FLAG = re.compile(r"(?<!\S)-O(?:[0-3sgz]|fast)?(?!\S)")
@@ -241,6 +220,8 @@ def replace_opt_level(flags: str, level: int) -> str:
 
 
 def lower_optimization(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """-O3 -> -O2 (then -O1) for host and device code; read-only: lists the CMake caches, whose
+    removal (a fresh configure) is an effect."""
     name = "lower_optimization"
     level = {None: 2, 2: 1}.get(plan.opt_level)
     if level is None:
@@ -259,17 +240,17 @@ def lower_optimization(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCon
     kept += [f"-D{var}=-O{level}" for var in CMAKE_CONFIG_FLAGS]
     changes.append(EnvChange("CMAKE_ARGS", "set", " ".join(kept), reason))
     # CMake caches the flags of the first configure: without a fresh configure nothing changes.
-    removed, refused = safe_remove(plan.source, cmake_caches(plan.source))
+    fresh = RemovePaths(tuple(cmake_caches(plan.source)), purpose="fresh configure")
     detail = f"-O3 -> -O{level} in {', '.join(FLAG_VARIABLES)}, CMake per-config HIP/CXX/C flags and CMAKE_ARGS"
-    if removed:
-        detail += f"; removed {', '.join(removed)} for a fresh configure"
     warning = ("changing the optimisation flags changes every compile command: "
                "expect a cold compiler cache (0% hits) on the next attempt") if ctx.cache_in_use else None
     return RemedyResult(name, True, plan.with_changes(*changes, opt_level=level), detail,
-                        removed=tuple(removed), warning=warning, refused=tuple(refused))
+                        effects=(fresh,), warning=warning)
 
 
 def reduce_jobs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Halve MAX_JOBS and the recipe's other job knobs, floor 1; after a memory failure fewer, from the
+    peak per compile job the diagnosis carries (jobsizing.py) (pure)."""
     name = "reduce_jobs"
     if plan.jobs <= 1:
         return RemedyResult(name, False, plan, "MAX_JOBS is already 1")
@@ -282,6 +263,7 @@ def reduce_jobs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -
 
 
 def wait_and_retry(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Nothing changes; the session backs off before the retry (pure)."""
     return RemedyResult("wait_and_retry", True, plan, "nothing changes; waiting before the retry (transient failure)")
 
 
@@ -293,6 +275,7 @@ CMAKE_POLICY_MINIMUM = "3.5"
 
 
 def set_cmake_policy_minimum(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """CMAKE_POLICY_VERSION_MINIMUM for CMake 4 (pure)."""
     name = "set_cmake_policy_minimum"
     current = plan.env.get("CMAKE_POLICY_VERSION_MINIMUM", "").strip()
     if current:

@@ -128,7 +128,7 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
                 rocm_label(version) if package == "torch" else None)
             if package == "torch":
                 what = f"torch {version} from {shown(requires_from)}"
-                problem = torch_problem(hip, plan.rocm.version, what)
+                problem = torch_problem(hip, plan.rocm_version, what)
                 if problem and install:
                     # Leave the interpreter as it was: a wrong torch installed would hide the refusal
                     # from the next run's requires check.
@@ -138,8 +138,8 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
                     raise RequirementError(
                         problem, why=f"'{plan.recipe.name}' builds against torch: its HIP code must match the "
                                      "host's ROCm",
-                        todo=f"point --requires-from at the ROCm {major(plan.rocm.version) or 'X'}.x wheels "
-                             f"(e.g. https://download.pytorch.org/whl/rocm{plan.rocm.version or 'X.Y'}), "
+                        todo=f"point --requires-from at the ROCm {major(plan.rocm_version) or 'X'}.x wheels "
+                             f"(e.g. https://download.pytorch.org/whl/rocm{plan.rocm_version or 'X.Y'}), "
                              f"or build torch first: `rocmbuild torch {plan.recipe.name}`"
                     )
             provided.append(Provided(plan.recipe.name, package, version, shown(requires_from), install, hip))

@@ -1,11 +1,16 @@
 """One recipe's ladder loop: attempts, diagnoses, remedies, records (the heart of a build).
 
 ``BuildSession.run`` drives attempts with one plain loop: attempt, decide,
-wait (``ladder.backoff_s``, slept through Services' sleep, so tests never
-wait), attempt again.  Each attempt runs the plan's steps
-through the runner with a watcher and the live classifier, verifies the
-artifacts after a success, and turns a failure into a Diagnosis; the pure
-ladder decides the next remedy, which turns this plan into the next.
+wait (``ladder.backoff_s``, slept through the context's services, so tests
+never wait), attempt again.  One turn of the loop is a pipeline of values::
+
+    BuildPlan --attempt_requests--> AttemptRequest(s) --services.attempt--> AttemptOutcome
+      --_diagnose / _verify_artifacts--> Diagnosis | None --ladder.decide--> Decision
+      --remedy--> RemedyResult (next plan + effects) --effects applied--> applied or not
+      --> AttemptRecord, written once; plan_after_attempt + the remedy's plan = the next BuildPlan
+
+Everything but the plan and the recorder comes from the frozen ``RunContext``
+(context.py): limits, policy switches, streams, services, catalogue, deadline, cache.
 """
 
 from __future__ import annotations
@@ -14,28 +19,84 @@ import random
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from datetime import UTC
 from pathlib import Path
-from typing import Any
 
-from rocmbuild.process import runner
-from rocmbuild.diagnosis.catalogue import Catalogue
 from rocmbuild.build.checklist import after_prepare_command
+from rocmbuild.build.context import RunContext
+from rocmbuild.build.ladder import Decision, FailedAttempt, backoff_s, compiled_anything, decide
+from rocmbuild.build.plan import BuildPlan
+from rocmbuild.build import effects
+from rocmbuild.build.remedies import REMEDIES, RemedyContext
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
-from rocmbuild.build.ladder import Decision, FailedAttempt, backoff_s, compiled_anything, decide
-from rocmbuild.options import BuildOptions
-from rocmbuild.build.plan import BuildPlan
+from rocmbuild.process import runner
+from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
+from rocmbuild.process.memguard import looks_killed
+from rocmbuild.process.runner import AttemptOutcome
+from rocmbuild.process.watcher import Progress
+from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
 from rocmbuild.records.recorder import RunRecorder
-from rocmbuild.build.remedies import REMEDIES, RemedyContext, RemedyResult
-from rocmbuild.services import Services, Streams, pause
+from rocmbuild.services import pause
 
-# Besides every non-retryable failure (docs/design.md: "a non-retryable one always stops it at
-# once"), failures decisive enough to stop the build the moment they are seen, even without
-# --fail-fast: nothing that keeps compiling can change the verdict.
-DECISIVE_CATEGORIES = frozenset({"unsupported_arch", "disk_full"})
+
+@dataclass(frozen=True)
+class AttemptResult:
+    """What one attempt produced, before the ladder decides."""
+
+    number: int
+    plan: BuildPlan  # the plan the attempt ran (plan_after_attempt makes the next one from it)
+    outcome: AttemptOutcome
+    diagnosis: Diagnosis | None  # None: built and verified
+    checked_out: bool  # the checkout step ran and succeeded in this attempt
+    cache: Mapping[str, object] | None = None
+    memory: Mapping[str, object] | None = None
+    provenance: Mapping[str, object] | None = None
+    jobs: Mapping[str, object] | None = None  # the global job limit and what its slots saw (joblimit.py)
+
+
+def plan_after_attempt(plan: BuildPlan, outcome: AttemptOutcome, checked_out: bool) -> BuildPlan:
+    """The plan the next attempt starts from, before any remedy (pure).
+
+    A checkout that succeeded is not run again; prepare ran to completion only if the attempt got
+    past it (a success, or a failure in build or verify): a failed checkout or prepare runs again.
+    """
+    if checked_out:
+        plan = replace(plan, checkout=())
+    if outcome.succeeded or (outcome.step is not None and outcome.step.name in ("build", "verify")):
+        plan = replace(plan, run_prepare=False)
+    return plan
+
+
+def attempt_steps(plan: BuildPlan) -> tuple[runner.Step, ...]:
+    """The steps of one attempt in the source tree: prepare (when due), build, verify (pure)."""
+    steps: list[runner.Step] = []
+    if plan.run_prepare:
+        steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
+        # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
+        if (check := after_prepare_command(plan)) is not None:
+            steps.append(runner.Step("prepare", check))
+    steps += [runner.Step("build", c) for c in plan.recipe.steps.build]
+    steps += [runner.Step("verify", c) for c in plan.recipe.steps.verify]
+    return tuple(steps)
+
+
+def attempt_requests(plan: BuildPlan, log: Path, limits: runner.Limits) -> tuple[AttemptRequest | None,
+                                                                                  AttemptRequest]:
+    """What the PTY engine runs for one attempt (pure): the checkout from the workspace when the plan
+    has one, then the steps in the source tree; both logged to ``log``, both in the tree's cgroup."""
+    checkout = AttemptRequest(tuple(runner.Step("checkout", c) for c in plan.checkout), cwd=plan.source.parent,
+                              env=plan.env, log_path=log, limits=limits, tree=plan.source) if plan.checkout else None
+    steps = AttemptRequest(attempt_steps(plan), cwd=plan.source, env=plan.env, log_path=log, limits=limits,
+                           tree=plan.source)
+    return checkout, steps
+
+
+def _progress_json(progress: Progress | None) -> dict[str, object] | None:
+    if progress is None:
+        return None
+    return {"done": progress.done, "total": progress.total, "percent": progress.percent, "phase": progress.phase}
 
 
 @dataclass
@@ -43,7 +104,7 @@ class _LoopState:
     plan: BuildPlan
     history: list[FailedAttempt] = field(default_factory=list)
     waits: int = 0
-    outcome: str | None = None
+    outcome: Outcome | None = None
     reason: str = ""
     last_decision: Decision | None = None
 
@@ -51,53 +112,40 @@ class _LoopState:
 class BuildSession:
     """Runs one recipe's plan through the ladder loop, recording everything."""
 
-    def __init__(self, plan: BuildPlan, options: BuildOptions, recorder: RunRecorder, streams: Streams,
-                 services: Services, catalogue: Catalogue, interrupted: Callable[[], bool],
-                 deadline: float | None, cache: Any = None) -> None:
-        self.options = options
+    def __init__(self, plan: BuildPlan, ctx: RunContext, recorder: RunRecorder, *,
+                 history: tuple[FailedAttempt, ...] = (), number_offset: int = 0) -> None:
+        self.ctx = ctx
         self.rec = recorder
-        self.streams = streams
-        self.services = services
-        self.catalogue = catalogue
-        self.interrupted = interrupted
-        self.deadline = deadline
-        self.cache = cache
-        self.state = _LoopState(plan)
+        self.state = _LoopState(plan, list(history))
         # `rocmbuild resume` (resume.py): attempts recorded but not in the ladder's history (a killed one)
-        self.number_offset = 0
-        self.memory: Any = None  # this attempt's memory guard (memguard.AttemptMemory), None when off
-        self.slots: Any = None  # this attempt's global job limit (joblimit.AttemptSlots)
+        self.number_offset = number_offset
 
     # -- helpers
-    def budget_left(self) -> float | None:
-        return None if self.deadline is None else self.deadline - time.monotonic()
-
     def say(self, text: str) -> None:
-        if self.options.verbosity != "quiet" or text.startswith("rocmbuild: error"):
-            self.streams.err.write(f"rocmbuild: {text}\n")
-            self.streams.err.flush()
+        self.ctx.say(text)
 
     def _sleep(self, seconds: float) -> None:
         """Interruptible, budget-aware sleep through the injected sleep."""
-        left = self.budget_left()
+        left = self.ctx.budget_left()
         if left is not None:
             seconds = min(seconds, max(0.0, left))
-        pause(seconds, sleep=self.services.sleep, interrupted=self.interrupted)
+        pause(seconds, sleep=self.ctx.services.sleep, interrupted=self.ctx.interrupted)
 
     def _wait(self) -> float:
         decision = self.state.last_decision
         if decision is None or decision.remedy != "wait_and_retry":
             return 0.0
         self.state.waits += 1
-        seconds = backoff_s(self.state.waits, self.options.backoff_s, random.random())
+        seconds = backoff_s(self.state.waits, self.ctx.limits.backoff_s, random.random())
         self.rec.event("retry.waiting", seconds=round(seconds, 1), reason="transient failure, backing off")
         self.say(f"waiting {seconds:.0f}s before retrying (transient failure)")
         return seconds
 
     # -- the loop
-    def run(self) -> tuple[str, int]:
+    def run(self) -> tuple[Outcome, int]:
         # A resumed run has attempts behind it: --max-attempts counts them too.
-        allowed = max(1, self.options.max_attempts - len(self.state.history) - self.number_offset)
+        max_attempts = self.ctx.limits.max_attempts
+        allowed = max(1, max_attempts - len(self.state.history) - self.number_offset)
         for number in range(1, allowed + 1):
             if not self.attempt() or number == allowed:
                 break
@@ -106,29 +154,27 @@ class BuildSession:
                 self._sleep(seconds)
         if self.state.outcome is None:  # the loop's own cap (a safety net behind the ladder's)
             self.state.outcome = Outcome.FAILED
-            self.state.reason = f"--max-attempts {self.options.max_attempts} reached"
-        return self.state.outcome, Outcome.EXIT_CODES[self.state.outcome]
+            self.state.reason = f"--max-attempts {max_attempts} reached"
+        return self.state.outcome, self.state.outcome.exit_code
 
     def attempt(self) -> bool:
         """One attempt, its diagnosis and the remedy for the next; True = retry."""
         state = self.state
-        plan = state.plan
-        if self.interrupted():
+        if self.ctx.interrupted():
             state.outcome, state.reason = Outcome.INTERRUPTED, "interrupted"
             return False
-        left = self.budget_left()
+        left = self.ctx.budget_left()
         if left is not None and left <= 0:
             state.outcome, state.reason = Outcome.BUDGET_EXHAUSTED, "the time budget is spent: no new attempt"
             return False
         number = len(state.history) + 1 + self.number_offset
-        outcome, diagnosis, cache_stats = self._run_attempt(number, plan)
-        record = self._attempt_record(number, plan, outcome, diagnosis, cache_stats)
-        diagnosis = self._with_memory(diagnosis, record)
-        self._annotate(plan, outcome, record)
-        self.rec.add_attempt(record)
+        result = self._run_attempt(number, state.plan)
+        state.plan = plan_after_attempt(result.plan, result.outcome, result.checked_out)
+        outcome, diagnosis = result.outcome, result.diagnosis
         if diagnosis is None:
             self.rec.event("attempt.finished", attempt=number, ended=outcome.ended, exit_code=outcome.exit_code,
                            duration_s=round(outcome.duration_s, 3), succeeded=True)
+            self.rec.add_attempt(self._attempt_record(result, remedies=()))
             state.outcome, state.reason = Outcome.SUCCEEDED, "built and verified"
             return False
         self.rec.event("attempt.finished", attempt=number, ended=outcome.ended, exit_code=outcome.exit_code,
@@ -147,15 +193,19 @@ class BuildSession:
                                        progress.done if progress else None,
                                        progress.percent if progress else None, diagnosis.category),
         ))
-        return self._next(diagnosis)
+        retry = self._next(diagnosis)
+        # Written once the ladder has decided: the record holds the remedies applied after it.
+        self.rec.add_attempt(self._attempt_record(result, remedies=state.history[-1].remedies))
+        return retry
 
     def _next(self, diagnosis: Diagnosis) -> bool:
         state = self.state
         unavailable: set[str] = set()
         while True:
-            decision = decide(state.history, max_attempts=self.options.max_attempts,
-                              escalate_unknown=self.options.escalate_unknown,
-                              budget_left_s=self.budget_left(), unavailable=frozenset(unavailable))
+            decision = decide(state.history, max_attempts=self.ctx.limits.max_attempts,
+                              escalate_unknown=self.ctx.policy.escalate_unknown,
+                              generic_ladder=self.ctx.catalogue.generic_ladder(),
+                              budget_left_s=self.ctx.budget_left(), unavailable=frozenset(unavailable))
             state.last_decision = decision
             if not decision.retry:
                 state.outcome, state.reason = decision.outcome, decision.reason
@@ -171,157 +221,155 @@ class BuildSession:
                        prepare=state.plan.run_prepare, opt_level=state.plan.opt_level, remedy=decision.remedy)
         last = state.history[-1]
         state.history[-1] = replace(last, remedies=(*last.remedies, decision.remedy))
-        self.rec.set_remedies(list(state.history[-1].remedies))
         return True
 
-    def _apply(self, name: str, diagnosis: Diagnosis) -> RemedyResult:
-        ctx = RemedyContext(run=self.services.run, cache_in_use=self.cache is not None,
-                            detect_archs=self.services.detect_arch)
-        result = REMEDIES[name](self.state.plan, diagnosis, ctx)
+    def _apply(self, name: str, diagnosis: Diagnosis) -> effects.Applied:
+        """The remedy decides (pure or read-only), the one executor carries its effects out, then the record."""
+        plan = self.state.plan
+        ctx = RemedyContext(run=self.ctx.services.run, cache_in_use=self.ctx.cache is not None,
+                            detect_archs=self.ctx.services.detect_arch)
+        result = effects.carry_out(REMEDIES[name](plan, diagnosis, ctx), source=plan.source,
+                                   run=self.ctx.services.run)
         if result.applied:
             self.rec.event("remedy.applied", remedy=name, detail=result.detail, removed=list(result.removed))
-            for path in result.removed:
-                self.rec.event("path.removed", remedy=name, path=str(self.state.plan.source / path))
             self.say(f"remedy {name}: {result.detail}")
         else:
             self.rec.event("remedy.skipped", remedy=name, detail=result.detail)
             self.say(f"remedy {name} does not apply: {result.detail}")
-        for refusal in result.refused:  # a clean that would leave the tree (symlink, mount point) says so
-            self.rec.event("path.refused", remedy=name, path=refusal)
+        effects.record(self.rec, result, plan.source)
         if result.warning:
             self.rec.event("remedy.warning", remedy=name, message=result.warning)
             self.say(f"note: {result.warning}")
         return result
 
     # -- one attempt
-    def _steps(self, plan: BuildPlan) -> list[runner.Step]:
-        steps = []
-        if plan.run_prepare:
-            steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
-            # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
-            if (check := after_prepare_command(plan)) is not None:
-                steps.append(runner.Step("prepare", check))
-        steps += [runner.Step("build", c) for c in plan.recipe.steps.build]
-        steps += [runner.Step("verify", c) for c in plan.recipe.steps.verify]
-        return steps
+    def _stop_check(self, classifier: Classifier) -> str | None:
+        """Why to stop the attempt now (a failure nothing that keeps compiling can change), or None."""
+        current = classifier.current()
+        if current is None or current.category == "unknown":
+            return None
+        # Besides every non-retryable failure (docs/design.md: "a non-retryable one always stops it at
+        # once"), the catalogue's decisive categories stop it the moment they are seen.
+        if (self.ctx.policy.fail_fast or not current.retryable
+                or current.category in self.ctx.catalogue.decisive_categories()):
+            return f"fail-fast: {current.category} ({current.text})"
+        return None
 
-    def _run_attempt(self, number: int, plan: BuildPlan) -> tuple[Any, Diagnosis | None, Any]:
+    def _run_attempt(self, number: int, plan: BuildPlan) -> AttemptResult:
+        from rocmbuild.build.joblimit import AttemptSlots
         from rocmbuild.process.display import Display
+        from rocmbuild.process.memguard import attempt_guard
         from rocmbuild.process.watcher import Watcher
 
+        ctx = self.ctx
         log = self.rec.attempt_log(number)
         self.rec.event("attempt.started", attempt=number, env=plan.env_set,
                        prepare=plan.run_prepare, jobs=plan.jobs)
-        self.say(f"attempt {number}/{self.options.max_attempts}: {plan.recipe.name} in {plan.source} "
+        self.say(f"attempt {number}/{ctx.limits.max_attempts}: {plan.recipe.name} in {plan.source} "
                  f"(MAX_JOBS={plan.jobs}, arch {';'.join(plan.archs)})")
-        if self.cache is not None:
-            self.cache.zero(plan.env)
-        classifier = Classifier(self.catalogue)
+        if ctx.cache is not None:
+            ctx.cache.zero(plan.env)
+        classifier = Classifier(ctx.catalogue)
         watcher = Watcher(classifier)
-        fail_fast = self.options.fail_fast
-
-        def stop_check() -> str | None:
-            current = classifier.current()
-            if current is None or current.category == "unknown":
-                return None
-            if fail_fast or not current.retryable or current.category in DECISIVE_CATEGORIES:
-                return f"fail-fast: {current.category} ({current.text})"
-            return None
-
-        from rocmbuild.build.joblimit import AttemptSlots
-        from rocmbuild.process.memguard import attempt_guard
-
-        self.memory = attempt_guard(self.options.memory_reserve, self.rec, number)
-        self.slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes a slot
-        env = {**plan.env, **self.slots.env}
-        limits = runner.Limits(stall_timeout_s=self.options.stall_timeout_s, deadline=self.deadline,
-                               monitor=self.memory.guard if self.memory is not None else None)
-        stream = self.streams.err if self.options.json else sys.stdout
-        with Display(stream, mode=self.options.verbosity, attempt=number,
-                     max_attempts=self.options.max_attempts, recipe=plan.recipe.name) as display:
+        memory = attempt_guard(ctx.limits.memory_reserve, self.rec, number)
+        slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes one (launcher.py)
+        limits = runner.Limits(stall_timeout_s=ctx.limits.stall_timeout_s, deadline=ctx.deadline,
+                               monitor=memory.guard if memory is not None else None)
+        stream = ctx.streams.err if ctx.console.json else sys.stdout
+        checked_out = False
+        with Display(stream, mode=ctx.console.verbosity, attempt=number,
+                     max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name) as display:
+            hooks = AttemptHooks(watcher=watcher, display=display,
+                                 stop_check=lambda: self._stop_check(classifier), interrupted=ctx.interrupted)
+            checkout, steps = attempt_requests(plan, log, limits)
+            # The slot dir is per attempt, so not in the plan (nor in repro.sh, where the launcher just runs).
+            steps = replace(steps, env={**steps.env, **slots.env})
+            checkout = replace(checkout, env={**checkout.env, **slots.env}) if checkout is not None else None
             outcome = None
-            if plan.checkout:
-                plan.source.parent.mkdir(parents=True, exist_ok=True)
-                outcome = self.services.attempt(
-                    [runner.Step("checkout", c) for c in plan.checkout], cwd=plan.source.parent, env=env,
-                    log_path=log, watcher=watcher, limits=limits, display=display, stop_check=stop_check,
-                    interrupted=self.interrupted, tree=plan.source)
-                if outcome.succeeded:
-                    plan = self.state.plan = replace(plan, checkout=())
+            if checkout is not None:
+                checkout.cwd.mkdir(parents=True, exist_ok=True)
+                outcome = ctx.services.attempt(checkout, hooks)
+                checked_out = outcome.succeeded
             if outcome is None or outcome.succeeded:
                 self._materialise_bundled_source(plan)
-                outcome = self.services.attempt(
-                    self._steps(plan), cwd=plan.source, env=env, log_path=log, watcher=watcher,
-                    limits=limits, display=display, stop_check=stop_check, interrupted=self.interrupted,
-                    tree=plan.source)
+                outcome = ctx.services.attempt(steps, hooks)
         watcher.close()
-        cache_stats = None
-        if self.cache is not None:
-            stats = self.cache.stats(plan.env)
-            if stats is not None:
-                cache_stats = stats.to_json()
-                if number > 1 and stats.misses and stats.hit_rate == 0:
-                    message = (f"attempt {number} was a retry but got 0% compiler-cache hits "
-                               f"({stats.misses} misses): flags or paths changed, or the cache is not reached")
-                    self.rec.event("cache.warning", attempt=number, message=message)
-                    self.say(f"note: {message}")
+        cache_stats = self._cache_stats(number, plan)
+        jobs = slots.finish(time.time())  # the limit in force, the peak concurrency the slots saw
         self._write_repro(number, plan, outcome)
         if outcome.succeeded:
-            self.state.plan = replace(self.state.plan, run_prepare=False)
-            return outcome, self._verify_artifacts(plan, log), cache_stats
-        # prepare ran to completion only if the attempt got past it (a failed checkout or prepare
-        # means it must run again next time).
-        if outcome.step is not None and outcome.step.name in ("build", "verify"):
-            self.state.plan = replace(self.state.plan, run_prepare=False)
-        return outcome, self._diagnose(outcome, classifier), cache_stats
+            diagnosis = self._verify_artifacts(plan, log)
+        else:
+            diagnosis = self._diagnose(outcome, classifier)
+        memory_figures = None
+        if memory is not None:  # the guard's figures, the peak per job, an OOM kill confirmed or not
+            memory_figures = memory.finish(killed=diagnosis is not None and looks_killed(
+                outcome.signal, outcome.exit_code, diagnosis.category, diagnosis.text), compiles=slots.compiles)
+            diagnosis = with_memory(diagnosis, memory_figures)
+        return AttemptResult(number, plan, outcome, diagnosis, checked_out, cache_stats, memory_figures,
+                             self._provenance(plan, outcome), jobs)
+
+    def _cache_stats(self, number: int, plan: BuildPlan) -> dict[str, object] | None:
+        cache = self.ctx.cache
+        if cache is None:
+            return None
+        stats = cache.stats(plan.env)
+        if stats is None:
+            return None
+        if number > 1 and stats.misses and stats.hit_rate == 0:
+            message = (f"attempt {number} was a retry but got 0% compiler-cache hits "
+                       f"({stats.misses} misses): flags or paths changed, or the cache is not reached")
+            self.rec.event("cache.warning", attempt=number, message=message)
+            self.say(f"note: {message}")
+        return stats.to_json()
 
     def _materialise_bundled_source(self, plan: BuildPlan) -> None:
-        bundled = plan.recipe.source_path
-        if bundled is not None and self.options.source is None and not plan.source.exists():
+        bundled = plan.bundled_copy
+        if bundled is not None and not plan.source.exists():
             shutil.copytree(bundled, plan.source, symlinks=True)
             self.rec.event("source.copied", origin=str(bundled), source=str(plan.source))
 
-    def _diagnose(self, outcome: Any, classifier: Classifier) -> Diagnosis:
+    def _diagnose(self, outcome: AttemptOutcome, classifier: Classifier) -> Diagnosis:
         exit_status = outcome.exit_code if outcome.exit_code is not None else (
             -outcome.signal if outcome.signal else None)
         diagnosis = classifier.finish(exit_status=exit_status)
         if outcome.ended == "stalled":
             return Diagnosis.simple(
-                "stalled", "runner-stall", text=f"no output for {self.options.stall_timeout_s:g}s "
+                "stalled", "runner-stall", text=f"no output for {self.ctx.limits.stall_timeout_s:g}s "
                 f"(step {outcome.step.name if outcome.step else '?'}); process tree snapshot in the log",
-                retryable=True, remedies=("reduce_jobs",))
+                retryable=True, remedies=self.ctx.catalogue.stall_ladder())
         return diagnosis
 
     def _verify_artifacts(self, plan: BuildPlan, log: Path) -> Diagnosis | None:
         if not plan.recipe.verify_artifacts:
             return None
+        from rocmbuild.build.archtruth import beyond_request
         from rocmbuild.build.artifacts import verify_artifacts
 
-        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.archs,
+        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets,
                                   env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
         self.rec.event("artifacts.verified", ok=report.ok, detail=report.describe())
-        from rocmbuild.build.archtruth import beyond_request
-
         self._warn(beyond_request(report))
         with log.open("ab") as handle:
             handle.write(f"==> rocmbuild verify artifacts: {report.describe()}\n".encode())
         problem = report.problem_line()
         if problem is None:
             return None
-        ladder = self.catalogue.category_ladders().get("arch_mismatch", ("clean_build",))
         return Diagnosis.simple("arch_mismatch", "artifact-missing-arch", text=problem,
-                                fields=report.problem_fields(), retryable=True, remedies=ladder)
+                                fields=report.problem_fields(), retryable=True,
+                                remedies=self.ctx.catalogue.category("arch_mismatch").remedies)
 
-    def _annotate(self, plan: BuildPlan, outcome: Any, record: dict[str, Any]) -> None:
-        """Issue 17 (additive summary fields): the attempt's provenance, configure-time arch downgrades."""
+    def _provenance(self, plan: BuildPlan, outcome: AttemptOutcome) -> dict[str, object]:
+        """Issue 17 (additive summary fields): the attempt's provenance; configure-time arch downgrades warned."""
         from rocmbuild.build import archtruth
         from rocmbuild.records import provenance
 
-        compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm.hipcc
-        record["provenance"] = provenance.collect(
+        compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm_hipcc
+        collected = provenance.collect(
             source=plan.source, log=Path(outcome.log), python=plan.python or "python3", env=plan.env,
-            rocm_version=plan.rocm.version, hip_compiler=compiler, run=self.services.run)
+            rocm_version=plan.rocm_version, hip_compiler=compiler, run=self.ctx.services.run)
         self._warn(archtruth.downgrades_in_log(Path(outcome.log)))
+        return collected
 
     def _warn(self, messages: list[str]) -> None:
         """Warnings in summary.json's ``warnings`` (each once), an event and a console line each."""
@@ -332,61 +380,36 @@ class BuildSession:
                 self.rec.event("build.warning", message=message)
                 self.say(f"warning: {message}")
 
-    def _write_repro(self, number: int, plan: BuildPlan, outcome: Any) -> None:
+    def _write_repro(self, number: int, plan: BuildPlan, outcome: AttemptOutcome) -> None:
         # The failing step; after a success, the build step (the one worth re-running by hand).
-        builds = [s for s in self._steps(plan) if s.name == "build"]
+        builds = [s for s in attempt_steps(plan) if s.name == "build"]
         step = outcome.step or (builds[-1] if builds else None)
         if step is None:
             return
         cwd = plan.source.parent if step.name == "checkout" else plan.source
         self.rec.write_repro(cwd=cwd, env_set=plan.env_set, command=step.command, step=step.name, attempt=number)
 
-    def _attempt_record(self, number: int, plan: BuildPlan, outcome: Any, diagnosis: Diagnosis | None,
-                        cache_stats: Any) -> dict[str, Any]:
-        record: dict[str, Any] = {
-            "number": number,
-            "started": outcome.started.astimezone(UTC).isoformat(timespec="seconds"),
-            "duration_s": round(outcome.duration_s, 3),
-            "ended": outcome.ended,
-            "exit_code": outcome.exit_code,
-            "log": outcome.log.name,
-            "env": plan.env_set,
-            "diagnosis": diagnosis.summary_json() if diagnosis is not None else None,
-            "remedies": [],
-            "step": outcome.step.name if outcome.step else None,
-            "signal": outcome.signal,
-            "stopped_early": outcome.stopped_early,
-            "progress": _progress_json(outcome.progress),
-            "lines": outcome.lines_seen,
-        }
-        if cache_stats is not None:
-            record["cache"] = cache_stats
-        compiles = ()
-        if self.slots is not None:  # the limit in force, the peak concurrency the slots saw
-            record["jobs"] = self.slots.finish(time.time())
-            compiles = tuple(self.slots.compiles)
-        if self.memory is not None:  # the guard's figures, the peak per job, an OOM kill confirmed or not
-            from rocmbuild.process.memguard import looks_killed
-
-            killed = looks_killed(outcome.signal, outcome.exit_code, diagnosis.category if diagnosis else None,
-                                  diagnosis.text if diagnosis else None) and diagnosis is not None
-            record["memory"] = self.memory.finish(killed=killed, compiles=compiles)
-        return record
-
-    def _with_memory(self, diagnosis: Diagnosis | None, record: dict[str, Any]) -> Diagnosis | None:
-        """The diagnosis says whether an OOM kill is confirmed, and carries the evidence reduce_jobs sizes from."""
-        memory = record.get("memory")
-        if diagnosis is None or memory is None:
-            return diagnosis
-        from rocmbuild.build.jobsizing import evidence
-        from rocmbuild.process.memguard import read_memory
-
-        if memory.get("oom"):
-            record["diagnosis"]["oom"] = memory["oom"]["status"]  # "confirmed" / "unconfirmed" (additive)
-        return replace(diagnosis, memory=evidence(diagnosis.category, memory, read_memory().available))
+    @staticmethod
+    def _attempt_record(result: AttemptResult, remedies: tuple[str, ...]) -> AttemptRecord:
+        outcome, diagnosis = result.outcome, result.diagnosis
+        summary = diagnosis.summary_json() if diagnosis is not None else None
+        oom = (result.memory or {}).get("oom")
+        if summary is not None and isinstance(oom, Mapping):
+            summary["oom"] = oom["status"]  # "confirmed" / "unconfirmed" (additive)
+        return AttemptRecord(
+            number=result.number, started=iso_seconds(outcome.started), duration_s=round(outcome.duration_s, 3),
+            ended=outcome.ended, exit_code=outcome.exit_code, log=outcome.log.name, env=result.plan.env_set,
+            diagnosis=summary, remedies=remedies,
+            step=outcome.step.name if outcome.step else None,
+            ran=RunFacts(outcome.signal, outcome.stopped_early, _progress_json(outcome.progress), outcome.lines_seen),
+            cache=result.cache, memory=result.memory, provenance=result.provenance, jobs=result.jobs)
 
 
-def _progress_json(progress: Any) -> dict[str, Any] | None:
-    if progress is None:
+def with_memory(diagnosis: Diagnosis | None, memory: Mapping[str, object]) -> Diagnosis | None:
+    """The diagnosis with what the attempt measured about memory, for reduce_jobs (jobsizing.py)."""
+    if diagnosis is None:
         return None
-    return {"done": progress.done, "total": progress.total, "percent": progress.percent, "phase": progress.phase}
+    from rocmbuild.build.jobsizing import evidence
+    from rocmbuild.process.memguard import read_memory
+
+    return replace(diagnosis, memory=evidence(diagnosis.category, memory, read_memory().available))

@@ -16,6 +16,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from rocmbuild.host.arch import Targets, processor_of
 from rocmbuild.process import command as proc
 from rocmbuild.build.preflight import FAIL, OK, WARN, Check, _last_json
 
@@ -114,22 +115,18 @@ def check_hip_version(facts: TorchFacts, rocm_version: str | None) -> Check:
                  category="abi_mismatch")
 
 
-def _plain(arch: str) -> str:
-    return arch.split(":", 1)[0]
-
-
-def check_arch_list(facts: TorchFacts, archs: Sequence[str]) -> Check:
+def check_arch_list(facts: TorchFacts, archs: Targets) -> Check:
     """torch.cuda.get_arch_list() covers every requested arch (its kernels exist for them)."""
     name = "torch arch list"
     if facts.archs is None:
         return Check(name, WARN, f"torch {facts.version} reports no arch list (torch.cuda.get_arch_list failed)",
                      todo="check that torch is a ROCm build for these GPUs", fatal=False)
-    have = {_plain(a) for a in facts.archs}
-    missing = [a for a in dict.fromkeys(_plain(a) for a in archs) if a not in have]
+    have = {processor_of(a) for a in facts.archs}   # torch's own list, as torch prints it
+    missing = [a for a in archs.processors if a not in have]
     detail = f"torch {facts.version} has kernels for {', '.join(facts.archs) or 'no arch'}"
     if not missing:
         return Check(name, OK, detail)
-    wanted = ";".join(dict.fromkeys(_plain(a) for a in archs))
+    wanted = ";".join(archs.processors)
     return Check(name, FAIL, f"{detail}; not for {', '.join(missing)}",
                  todo=f"build torch for them: `rocmbuild torch --arch '{wanted}'` (PYTORCH_ROCM_ARCH), "
                       f"or install a torch wheel whose arch list includes {', '.join(missing)}",
@@ -228,7 +225,7 @@ def check_build_isolation(steps: Sequence[str]) -> Check:
                  category="abi_mismatch")
 
 
-def integrity_checks(python: str, env: Mapping[str, str], *, rocm_version: str | None, archs: Sequence[str],
+def integrity_checks(python: str, env: Mapping[str, str], *, rocm_version: str | None, archs: Targets,
                      steps: Sequence[str], prepare_installs: bool, run: proc.Run = proc.capture) -> list[Check]:
     """All torch integrity checks for a torch-requiring recipe (nothing about torch when it is not importable)."""
     checks = [check_build_isolation(steps)]

@@ -5,7 +5,9 @@ have: stale submodule URLs after upstream moved them, pytorch#47529) and
 ``narrow_archs`` (the final link overflows 32-bit relocations because the fat
 binary holds too many gfx targets; upstream's only fix is fewer targets,
 rocBLAS#1448).  Both are registered in ``remedies.REMEDIES``; like every
-remedy, one that finds nothing to do says so and spends no attempt.
+remedy, one that finds nothing to do says so and spends no attempt.  Both are
+read-only: the git commands and the fresh configure's removals are effects
+(effects.py), carried out by the session's executor.
 """
 
 from __future__ import annotations
@@ -13,7 +15,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from rocmbuild.build.effects import RemovePaths, RunCommands
 from rocmbuild.build.environment import EnvChange
+from rocmbuild.host.arch import Targets, processor_of
 
 if TYPE_CHECKING:
     from rocmbuild.build.plan import BuildPlan
@@ -29,45 +33,43 @@ SYNC_COMMANDS = (
 
 
 def sync_submodules(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Re-sync submodule URLs and update them; read-only (looks for .git): the git commands are an effect."""
     from rocmbuild.build.remedies import RemedyResult
 
     name = "sync_submodules"
     if not (plan.source / ".git").exists():
         return RemedyResult(name, False, plan, f"{plan.source} is not a git checkout: nothing to sync "
                             "(re-download the source with its submodules)")
-    for argv in SYNC_COMMANDS:
-        result = ctx.run(list(argv), env=plan.env, cwd=plan.source, timeout=GIT_TIMEOUT_S)
-        if result.missing:
-            return RemedyResult(name, False, plan, "git is not installed")
-        if not result.ok:
-            last = (result.output.strip().splitlines() or ["no output"])[-1]
-            return RemedyResult(name, False, plan, f"`{' '.join(argv)}` failed in {plan.source}: {last}",
-                                warning="the submodule's commit is not on its remote either: re-clone the "
-                                        "source, or check out a ref whose submodules exist")
+    sync = RunCommands(SYNC_COMMANDS, cwd=plan.source, env=plan.env, timeout_s=GIT_TIMEOUT_S,
+                       on_failure="the submodule's commit is not on its remote either: re-clone the "
+                                  "source, or check out a ref whose submodules exist")
     path = diagnosis.fields.get("path")
+    # A command that fails (or git missing) makes it not apply (effects.settle).
     return RemedyResult(name, True, plan, "ran `git submodule sync --recursive && git submodule update --init "
-                        f"--recursive` in {plan.source}" + (f" (submodule {path})" if path else ""))
+                        f"--recursive` in {plan.source}" + (f" (submodule {path})" if path else ""),
+                        effects=(sync,))
 
 
-def narrower_archs(requested: Sequence[str], local: Sequence[str]) -> tuple[str, ...] | None:
+def narrower_archs(requested: Targets, local: Sequence[str]) -> Targets | None:
     """The requested archs the local GPUs need, when that is a proper, non-empty subset; else None (pure)."""
-    have = {a.split(":", 1)[0] for a in local}
-    kept = tuple(a for a in requested if a.split(":", 1)[0] in have)
+    kept = requested.only(processor_of(a) for a in local)
     if not kept or len(kept) >= len(requested):
         return None
     return kept
 
 
 def narrow_archs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
-    from rocmbuild.build.remedies import RemedyResult, cmake_caches, safe_remove
+    """The arch list becomes the requested archs the local GPUs need; read-only: detects the GPUs and
+    lists the CMake caches, whose removal (a fresh configure) is an effect."""
+    from rocmbuild.build.remedies import RemedyResult, cmake_caches
 
     name = "narrow_archs"
     detection = ctx.detect_archs()
     local = detection.targets if detection else ()
-    narrowed = narrower_archs(plan.archs, local)
+    narrowed = narrower_archs(plan.targets, local)
     requested = ", ".join(plan.archs)
     if narrowed is None:
-        if len(plan.archs) <= 1:
+        if len(plan.targets) <= 1:
             why = f"the build is for one arch ({requested}) already"
         elif not local:
             why = "no local GPU was detected to narrow the list to"
@@ -78,12 +80,10 @@ def narrow_archs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) 
                                     "the only fix upstream knows for a relocation overflow")
     reason = f"narrowed from {requested} to the local GPUs (remedy narrow_archs)"
     separator = plan.recipe.arch.separator
-    changes = [EnvChange(var, "set", separator.join(narrowed), reason) for var in plan.recipe.arch.variables]
+    changes = [EnvChange(var, "set", narrowed.as_env(separator), reason) for var in plan.recipe.arch.variables]
     source = detection.source if detection else "detection"
     # CMake caches the arch list of the first configure: without a fresh configure nothing changes.
-    removed, _ = safe_remove(plan.source, cmake_caches(plan.source))
-    detail = (f"archs {requested} -> {', '.join(narrowed)} (the GPUs found by {source}) in "
+    fresh = RemovePaths(tuple(cmake_caches(plan.source)), purpose="fresh configure")
+    detail = (f"archs {requested} -> {', '.join(narrowed.names)} (the GPUs found by {source}) in "
               f"{', '.join(plan.recipe.arch.variables) or 'the plan'}")
-    if removed:
-        detail += f"; removed {', '.join(removed)} for a fresh configure"
-    return RemedyResult(name, True, plan.with_changes(*changes, archs=narrowed), detail, removed=tuple(removed))
+    return RemedyResult(name, True, plan.with_changes(*changes, targets=narrowed), detail, effects=(fresh,))

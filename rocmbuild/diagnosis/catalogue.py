@@ -13,6 +13,14 @@ A file holds per-category defaults and signatures::
     retryable = true
     remedies = ["add_library_paths", "clean_build"]
     advice = "what a person should do when the ladder is spent"
+    decisive = false                     # true: stop the build the moment it is seen (disk_full)
+
+    [category.unknown]
+    generic = ["clean_build", ...]       # the ladder --escalate-unknown applies to unrecognised failures
+
+The catalogue is the one home of the ladder and stop policy: each category's
+ladder, the decisive categories, the generic ladder and the stall ladder (the
+``stalled`` category's remedies) are read from it, never restated in code.
 
     [[signature]]
     id = "ld-cannot-find-library"        # unique; a user file with the same id replaces it
@@ -43,6 +51,7 @@ replaces the category's advice; ``{field}`` placeholders take the captures).
 
 from __future__ import annotations
 
+import functools
 import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
@@ -52,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.diagnosis.patterns import Searchable, compile_user_pattern
+from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern
 from rocmbuild.errors import CatalogueError
 
 CATEGORIES = (
@@ -90,7 +99,7 @@ _SIGNATURE_KEYS = {
     "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone",
 }
 _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
-_CATEGORY_KEYS = {"retryable", "remedies", "advice"}
+_CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
 _TOP_KEYS = {"signature", "category"}
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
@@ -103,6 +112,8 @@ class CategoryInfo:
     retryable: bool
     remedies: tuple[str, ...]
     advice: str = ""
+    decisive: bool = False  # seen once = the build stops at once, even without --fail-fast
+    generic: tuple[str, ...] = ()  # ``unknown`` only: the generic ladder --escalate-unknown uses
 
 
 @dataclass(frozen=True)
@@ -201,10 +212,25 @@ class Catalogue:
         """Each category's remedy ladder (the ladder policy's input)."""
         return {name: info.remedies for name, info in self.categories.items()}
 
+    # The stop policy, stated once in the catalogue (signatures.toml), read by the session and the plan:
+
+    def decisive_categories(self) -> frozenset[str]:
+        """Categories that stop the build the moment they are seen (besides every non-retryable one)."""
+        return frozenset(name for name, info in self.categories.items() if info.decisive)
+
+    def generic_ladder(self) -> tuple[str, ...]:
+        """The ladder --escalate-unknown applies to unrecognised failures."""
+        return self.category("unknown").generic
+
+    def stall_ladder(self) -> tuple[str, ...]:
+        """What a stall (no output for the stall timeout) gets: the ``stalled`` category's remedies."""
+        return self.category("stalled").remedies
+
 
 # --------------------------------------------------------------------------------------------- loading
 
 
+@functools.cache  # asked for each of the catalogue's ~530 patterns (is it bundled, hence trusted?)
 def bundled_path() -> Path:
     return Path(str(resources.files("rocmbuild").joinpath(BUNDLED_NAME)))
 
@@ -234,12 +260,12 @@ def _strings(value: Any, source: str, entry: str | None, key: str) -> tuple[str,
 
 
 def _regexes(value: Any, source: str, entry: str | None, key: str) -> tuple[Searchable, ...]:
-    """Compiled patterns: Python's ``re`` for the bundled catalogue, time-bounded ones for user files."""
+    """Patterns: Python's ``re`` for the bundled catalogue (compiled at first use), time-bounded ones for user files."""
     trusted = source == str(bundled_path())
     compiled: list[Searchable] = []
     for text in _strings(value, source, entry, key):
         try:
-            compiled.append(re.compile(text) if trusted else compile_user_pattern(text))
+            compiled.append(TrustedPattern(text) if trusted else compile_user_pattern(text))
         except (re.error, ValueError) as exc:
             raise _error(source, entry, f"invalid regex in '{key}': {text!r}: {exc}",
                          todo=f"fix the pattern in {source}; patterns must not nest quantifiers "
@@ -293,6 +319,12 @@ def _parse_category(name: str, table: Any, source: str, base: CategoryInfo | Non
         if not isinstance(table["advice"], str):
             raise _error(source, label, "'advice' must be a string")
         info = replace(info, advice=table["advice"])
+    if "decisive" in table:
+        info = replace(info, decisive=_bool(table["decisive"], source, label, "decisive"))
+    if "generic" in table:
+        if name != "unknown":
+            raise _error(source, label, "'generic' (the --escalate-unknown ladder) belongs to [category.unknown]")
+        info = replace(info, generic=_remedy_list(table["generic"], source, label))
     return info
 
 

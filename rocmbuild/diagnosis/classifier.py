@@ -46,26 +46,30 @@ from __future__ import annotations
 
 import io
 import re
-from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO
 
 from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
-from rocmbuild.diagnosis.noise import clean_line
 
 CONTEXT_BEFORE = 6
 CONTEXT_AFTER = 4
 FAILED_WINDOW = 3000  # lines after the first FAILED: watched for the end of its block
 GLOBAL_PRIORITY = 90  # resource exhaustion: wins wherever it is
 KILL_STATUSES = frozenset({137, -9})
-CHUNK_SIZE = 1 << 20
 # Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
 # words for the decisive line of an unknown failure.
 MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",
                                       b"FATAL")
 
 _NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
+# The raw bytes of a line that on_line dismisses as a flagged compiler warning whatever its cleaned text:
+# `path:LINE[:COL]: warning: ... [-W...]`, with a path (no space, no colon), no escape, \r or NUL.  No
+# prefix noise.clean_line strips can reach past the path's first colon (each needs a space or a
+# marker the path cannot hold) and what it deletes inside cannot touch ": warning: ", "[-W" or the
+# final "]"; so such a line's text always satisfies on_line's warning rule.  The watcher tests
+# candidates against it before decoding them (RAW_DISMISS): real builds print thousands.
+_FLAGGED_WARNING_RAW = re.compile(rb"[^\s:\x1b\r\x00]+:\d+(?::\d+)?: warning: [^\x1b\r\x00]*\[-W[^\x1b\r\x00]*\]")
 _PY_FRAME = re.compile(r'^File "(?!<)[^"]*", line \d+')  # frames of "<string>" have no source line
 _PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
 _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
@@ -220,6 +224,8 @@ def _normalise(fields: Mapping[str, str]) -> dict[str, str]:
 
 class Classifier:
     """Incremental classifier: the watcher's LineHook, queried live (current) and at the end (finish)."""
+
+    raw_dismiss = _FLAGGED_WARNING_RAW  # candidate lines on_line would dismiss, told by their raw bytes
 
     def __init__(self, catalogue: Catalogue | None = None) -> None:
         self.catalogue = catalogue if catalogue is not None else load_catalogue()
@@ -479,48 +485,26 @@ class Classifier:
 # --------------------------------------------------------------------------------------------- entry points
 
 
-class _LineHook(Protocol):
-    keywords: tuple[bytes, ...]
-
-    def on_line(self, number: int, text: str, before: Sequence[str]) -> int: ...
-
-    def on_context(self, number: int, text: str) -> None: ...
-
-
 def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = None,
              exit_status: int | None = None) -> Diagnosis:
-    """Diagnose a log given as lines (or one string / bytes holding the whole log)."""
+    """Diagnose a log given as lines (or one string / bytes holding the whole log), through the
+    same line scanner as a live build and ``diagnose`` (same lines, numbers and cleaning)."""
+    from rocmbuild.process.logscan import scan_lines  # the watcher imports this module's values lazily too
+
     if isinstance(lines, bytes | bytearray):
         return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status)
     if isinstance(lines, str):
         lines = lines.split("\n")
     classifier = Classifier(catalogue)
-    keywords = [k.decode() for k in classifier.keywords]
-    before: deque[str] = deque(maxlen=CONTEXT_BEFORE)
-    want = 0
-    for number, raw in enumerate(lines, 1):
-        raw = raw.rstrip("\n")
-        if any(k in raw for k in keywords):
-            wanted = classifier.on_line(number, clean_line(raw), tuple(clean_line(b) for b in before))
-            want = max(want - 1, wanted)
-        elif want > 0:
-            classifier.on_context(number, clean_line(raw))
-            want -= 1
-        before.append(raw)
+    scan_lines(lines, classifier)
     return classifier.finish(exit_status)
 
 
 def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
                     exit_status: int | None = None) -> Diagnosis:
     """Diagnose a (possibly huge) binary log stream in bounded memory, chunk by chunk."""
-    from rocmbuild.process.watcher import LineScanner  # the watcher imports this module's values lazily too
+    from rocmbuild.process.logscan import scan_stream
 
     classifier = Classifier(catalogue)
-    scanner = LineScanner(classifier)
-    while True:
-        chunk = stream.read(CHUNK_SIZE)
-        if not chunk:
-            break
-        scanner.feed(chunk)
-    scanner.close()
+    scan_stream(stream, classifier)
     return classifier.finish(exit_status)

@@ -1,6 +1,7 @@
 """Noise stripping for matching: what a log line says once decoration is gone.
 
-Used by the watcher (live) and the classifier (saved logs).  The raw log always
+Used by the one line scanner (``process.watcher.LineScanner``: live, and for
+saved logs through ``process.logscan``) on every line it hands a hook.  The raw log always
 keeps the original bytes; only the copy that is matched is cleaned.  Removes
 ANSI escapes (also the bare ``[0m`` left when a log was copied without the ESC
 byte), ``\\r`` progress redraws (keeps the last redraw), a BOM and NULs, CI
@@ -23,8 +24,6 @@ tracebacks) as blocks.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
-from pathlib import Path
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # SGR / erase sequences whose ESC byte was lost in copy-paste ("[0m", "[1;31m", "[0K").
@@ -75,12 +74,3 @@ def clean_line(raw: str) -> str:
     if raw.endswith(("`", "*")):
         raw = _TRAILING_MARKUP.sub("", raw)
     return raw.strip()
-
-
-def saved_log_lines(path: Path) -> Iterator[str]:
-    """The raw lines of a saved log, read lazily (logs can be large); none when it cannot be read."""
-    try:
-        with path.open("r", encoding="utf-8", errors="replace") as handle:
-            yield from handle
-    except OSError:
-        return

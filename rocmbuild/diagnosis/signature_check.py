@@ -6,7 +6,8 @@ Owns the checks only; loading and validation are :mod:`rocmbuild.diagnosis.catal
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from rocmbuild.diagnosis.catalogue import (
     user_signature_files,
 )
 from rocmbuild.diagnosis.classifier import classify
+from rocmbuild.diagnosis.patterns import TrustedPattern
 from rocmbuild.errors import CatalogueError
 
 
@@ -72,6 +74,19 @@ def check_signatures(catalogue: Catalogue, only: Iterable[str] | None = None) ->
     return failures
 
 
+def _uncompiled(signatures: Sequence[Signature]) -> list[str]:
+    """Bundled patterns are compiled at first use (patterns.TrustedPattern): here, every one of them."""
+    failures = []
+    for sig in signatures:
+        for pattern in (*sig.patterns, *sig.exclude, *sig.confirm, *sig.after_patterns, *sig.dismiss):
+            if isinstance(pattern, TrustedPattern):
+                try:
+                    pattern.compile()
+                except re.error as exc:
+                    failures.append(f"{sig.id}: invalid regex {pattern.pattern!r}: {exc}")
+    return failures
+
+
 def check_catalogue(path: Path | None = None) -> tuple[list[str], int]:
     """``rocmbuild signatures check [FILE]``: (failures, number of signatures checked).
 
@@ -82,7 +97,7 @@ def check_catalogue(path: Path | None = None) -> tuple[list[str], int]:
     try:
         if path is None:
             catalogue = load_catalogue()
-            return check_signatures(catalogue), len(catalogue.signatures)
+            return _uncompiled(catalogue.signatures) + check_signatures(catalogue), len(catalogue.signatures)
         signatures: dict[str, Signature | None] = {}
         categories: dict[str, CategoryInfo] = {}
         files = [bundled_path(), *user_signature_files()]
@@ -92,7 +107,8 @@ def check_catalogue(path: Path | None = None) -> tuple[list[str], int]:
         ids = _merge_file(Path(path), signatures, categories)
         catalogue = _build(signatures, categories, [*map(str, files), str(path)])
         live = [i for i in ids if signatures.get(i) is not None]
-        return check_signatures(catalogue, only=live), len(live)
+        checked = [s for s in catalogue.signatures if s.id in live]
+        return _uncompiled(checked) + check_signatures(catalogue, only=live), len(live)
     except CatalogueError as exc:
         return [exc.what], 0
 

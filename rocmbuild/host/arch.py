@@ -1,4 +1,5 @@
-"""GPU target names: validation, target-ID features, product names, local detection.
+"""GPU targets: the typed values (``GpuTarget``, ``Targets``), parsed and validated once from
+what a person typed (target-ID features, product names), and local detection.
 
 Everything here is pure except ``detect_local_archs``, whose inputs (the sysfs
 directory, the command runner, the environment) are injectable so tests can
@@ -16,7 +17,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
@@ -102,18 +103,85 @@ def product_target(text: str) -> tuple[str, str] | None:
 
 
 @dataclass(frozen=True)
-class Target:
-    """A target ID: ``gfx90a:xnack+`` is name ``gfx90a`` with features ``("xnack+",)``."""
+class GpuTarget:
+    """A target ID, parsed: ``gfx90a:xnack+`` is processor ``gfx90a`` with features ``("xnack+",)``.
 
-    name: str
+    Features are in canonical (alphabetical) order; ``str()`` is the target ID the compiler takes.
+    """
+
+    processor: str
     features: tuple[str, ...] = ()
 
     def __str__(self) -> str:
-        return ":".join((self.name, *self.features))
+        return ":".join((self.processor, *self.features))
+
+    @classmethod
+    def parse(cls, text: str) -> GpuTarget:
+        """One target ID typed by a person (validated; ArchError names what is wrong)."""
+        return parse_target(text)
+
+    def plain(self) -> GpuTarget:
+        """The processor alone (``gfx90a:xnack+`` -> ``gfx90a``): code for it runs either way."""
+        return GpuTarget(self.processor)
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The GPU targets of a build, parsed once (no duplicates, in the order given).
+
+    Carried by the plan; consumers ask it for the forms they need instead of re-parsing
+    strings: ``names`` (target IDs, the contract's ``"arch"`` strings), ``processors`` (plain
+    gfx names, what code objects and torch's arch list are compared by), ``as_env`` (the
+    value of the recipe's arch variables).
+    """
+
+    items: tuple[GpuTarget, ...] = ()
+
+    @classmethod
+    def parse(cls, text: str) -> Targets:
+        """``gfx942;gfx90a:xnack+, gfx1100`` (comma or semicolon separated), validated."""
+        return parse_arch_list(text)
+
+    def __iter__(self) -> Iterator[GpuTarget]:
+        return iter(self.items)
+
+    def __len__(self) -> int:
+        return len(self.items)
 
     @property
-    def plain(self) -> str:
-        return self.name
+    def names(self) -> tuple[str, ...]:
+        """Target IDs as given (``gfx942``, ``gfx90a:xnack+``): what records and JSON show."""
+        return tuple(str(t) for t in self.items)
+
+    @property
+    def processors(self) -> tuple[str, ...]:
+        """Plain gfx names, deduplicated in order (``gfx90a:xnack+`` and ``gfx90a`` are one)."""
+        return tuple(dict.fromkeys(t.processor for t in self.items))
+
+    def as_env(self, separator: str = ";") -> str:
+        """The value of an arch variable (PYTORCH_ROCM_ARCH, CMAKE_HIP_ARCHITECTURES, ...)."""
+        return separator.join(self.names)
+
+    def only(self, processors: Iterable[str]) -> Targets:
+        """The targets whose processor is one of ``processors`` (order kept)."""
+        keep = set(processors)
+        return Targets(tuple(t for t in self.items if t.processor in keep))
+
+
+# A gfx processor name inside other text (bundle entry IDs, configure lines): the generic
+# family names first (``gfx9-4-generic``), else hex digits up to a non-word character.
+_GFX_IN_TEXT = re.compile(r"\b(gfx[0-9]+(?:-[0-9]+)*-generic|gfx[0-9a-f]+)(?![0-9A-Za-z_])")
+
+
+def processors_in(text: str) -> list[str]:
+    """Every gfx processor name some tool wrote in ``text``, in order (not validated)."""
+    return _GFX_IN_TEXT.findall(text)
+
+
+def processor_of(name: str) -> str:
+    """The processor in a target ID some tool printed (torch's arch list, a detected GPU):
+    ``gfx942:sramecc+:xnack-`` -> ``gfx942``.  Not validated: tools may know newer targets."""
+    return name.strip().split(":", 1)[0]
 
 
 def is_auto(text: str) -> bool:
@@ -171,7 +239,7 @@ def _unknown_name(item: str, name: str) -> ArchError:
     )
 
 
-def parse_target(item: str) -> Target:
+def parse_target(item: str) -> GpuTarget:
     """One target ID, validated against the known names and the features each supports."""
     text = item.strip()
     lowered = text.lower()
@@ -203,10 +271,10 @@ def parse_target(item: str) -> Target:
             )
         seen[base] = feature
     # The canonical target ID lists features in alphabetical order (sramecc before xnack).
-    return Target(name, tuple(seen[base] for base in sorted(seen)))
+    return GpuTarget(name, tuple(seen[base] for base in sorted(seen)))
 
 
-def parse_arch_list(text: str) -> tuple[Target, ...]:
+def parse_arch_list(text: str) -> Targets:
     """Parse ``gfx942;gfx90a:xnack+, gfx1100``; duplicates dropped keeping the first order."""
     items = [part.strip() for part in re.split(r"[,;]", text)]
     items = [item for item in items if item]
@@ -216,26 +284,26 @@ def parse_arch_list(text: str) -> tuple[Target, ...]:
             "at least one gfx target is needed to know what to build for",
             _DEFAULT_TODO,
         )
-    targets: list[Target] = []
+    targets: list[GpuTarget] = []
     for item in items:
         target = parse_target(item)
         if target not in targets:
             targets.append(target)
-    return tuple(targets)
+    return Targets(tuple(targets))
 
 
-def plain_names(targets: Iterable[Target]) -> tuple[tuple[str, ...], list[str]]:
-    """Plain names (deduplicated, in order) and a warning for every stripped feature."""
-    names: list[str] = []
+def plain_targets(targets: Targets) -> tuple[Targets, list[str]]:
+    """The targets without features (deduplicated, in order) and a warning for every stripped feature."""
+    plain: list[GpuTarget] = []
     warnings: list[str] = []
     for target in targets:
         if target.features:
             warnings.append(
-                f"{target} -> {target.name} (the recipe wants plain names; vLLM drops suffixed names)"
+                f"{target} -> {target.processor} (the recipe wants plain names; vLLM drops suffixed names)"
             )
-        if target.name not in names:
-            names.append(target.name)
-    return tuple(names), warnings
+        if target.plain() not in plain:
+            plain.append(target.plain())
+    return Targets(tuple(plain)), warnings
 
 
 def decode_gfx_target_version(v: int) -> str | None:
@@ -264,6 +332,10 @@ class Detection:
     targets: tuple[str, ...]
     source: str
     warnings: tuple[str, ...] = ()
+
+    def as_targets(self) -> Targets:
+        """The detected GPUs as typed targets (plain processors: detection reports no features)."""
+        return Targets(tuple(GpuTarget(name) for name in self.targets))
 
 
 def _dedup(names: Iterable[str]) -> tuple[str, ...]:
@@ -362,12 +434,12 @@ def detect_local_archs(
 
 
 class ResolvedArch(NamedTuple):
-    targets: tuple[Target, ...]
+    targets: Targets
     origin: str
     warnings: tuple[str, ...]
 
 
-def _detected_target(name: str, warnings: list[str]) -> Target:
+def _detected_target(name: str, warnings: list[str]) -> GpuTarget:
     if name not in _KNOWN:
         if not _GFX_RE.match(name):
             raise ArchError(
@@ -376,7 +448,7 @@ def _detected_target(name: str, warnings: list[str]) -> Target:
                 "pass --arch explicitly, e.g. --arch gfx942 (MI300X)",
             )
         warnings.append(f"detected {name}, which rocmbuild's target table does not list; using it as is")
-    return Target(name)
+    return GpuTarget(name)
 
 
 def resolve_arch(
@@ -394,5 +466,5 @@ def resolve_arch(
             "pass --arch, e.g. --arch gfx942 (MI300X)",
         )
     warnings = list(found.warnings)
-    targets = tuple(_detected_target(name, warnings) for name in found.targets)
+    targets = Targets(tuple(_detected_target(name, warnings) for name in found.targets))
     return ResolvedArch(targets, f"auto: {found.source}", tuple(warnings))

@@ -19,7 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rocmbuild.build import preflight
-from rocmbuild.build.checklist import RocmFacts, find_hipcc, toolchain_checks
+from rocmbuild.build.checklist import find_hipcc, toolchain_checks
 from rocmbuild.build.environment import choose_jobs
 from rocmbuild.errors import UsageError
 from rocmbuild.host import arch as archmod
@@ -78,12 +78,10 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     env.setdefault("HIP_PLATFORM", "amd")
     detection = detect()
     if arch:
-        targets = archmod.parse_arch_list(arch)
-        archs = archmod.plain_names(targets)[0]
+        archs = archmod.plain_targets(archmod.Targets.parse(arch))[0]
     else:
-        archs = detection.targets if detection else ()
+        archs = detection.as_targets() if detection else archmod.Targets()
     hipcc = find_hipcc(str(rocm.hipcc) if rocm and rocm.hipcc else None, env)
-    rocm_like = RocmFacts(rocm.root, rocm.version, list(rocm.lib_dirs), list(rocm.bin_dirs)) if rocm else None
     python = shutil.which("python3", path=env.get("PATH")) or "python3"
     # The HIP compiler builds would use (--hip-compiler, $HIPCXX, else hipcc): the checks judge it.
     bad: preflight.Check | None = None
@@ -97,7 +95,7 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     if libs is not None:    # as builds get it (planning.py)
         env["HIP_DEVICE_LIB_PATH"] = str(libs)
     probes = preflight.ProbeCache()  # hipcc is asked once for its version
-    checks = toolchain_checks(rocm=rocm_like, hipcc=hipcc, archs=archs, env=env, run=run, compiler=compiler,
+    checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=archs, env=env, run=run, compiler=compiler,
                               probes=probes)
     if bad is not None:
         checks.insert(1, bad)
@@ -130,7 +128,7 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
                  "source": detection.source if detection else None,
                  "warnings": list(detection.warnings) if detection else [],
                  "note": None if detection else "no AMD GPU detected (normal on a build host): pass --arch"},
-        "arch_checked": list(archs),
+        "arch_checked": list(archs.names),
         "hip_compiler": {**compiler.to_json(), "why": _compiler_why(compiler)} if compiler else None,
         "hip_device_lib_path": hipcompiler.device_lib_path(env),
         "hip_device_lib_path_origin": None if not hipcompiler.device_lib_path(env) else

@@ -1,10 +1,12 @@
-"""Facts about the machine: the ROCm install (root, version, layout, lib and tool
-dirs), CPUs and memory as the build will see them (cgroup aware), free disk.
+"""Facts about the machine: discovery of the ROCm install (the ``host.rocm.Rocm`` value),
+CPUs and memory as the build will see them (cgroup aware), free disk, the loader's
+own directories.
 
 Every probe takes its inputs (a filesystem root, the cgroup and /proc files, a
 command runner) as arguments so tests build fake trees under tmp_path; paths
-returned are the real ones inside that root.  ``gather_host`` bundles the facts
-and caches them for the run.
+returned are the real ones inside that root.  ``gather_host`` bundles the facts,
+measured when called: no module keeps a cache, the caller decides when to gather
+(planning once for the run, handing each plan its facts; doctor once).
 
 Facts followed (docs/rocm-facts.md): ``/opt/rocm`` is usually a symlink to
 ``/opt/rocm-X.Y.Z``; SDK previews (7.13+) install under ``/opt/rocm/core-<ver>``;
@@ -30,6 +32,7 @@ from pathlib import Path
 import psutil
 
 from rocmbuild.errors import RocmRootError
+from rocmbuild.host.rocm import Rocm
 from rocmbuild.process import command as proc
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -49,29 +52,6 @@ def multiarch() -> str:
     """Debian multiarch triplet of this platform (x86_64-linux-gnu), for the system layout."""
     value = sysconfig.get_config_var("MULTIARCH") or getattr(sys.implementation, "_multiarch", "")
     return str(value) if value else f"{platform.machine()}-linux-gnu"
-
-
-@dataclass(frozen=True)
-class RocmInstall:
-    """A ROCm installation and how it was found."""
-
-    root: Path
-    version: str | None
-    version_source: str          # ".info/version", "rocm_version.h", "hip_version.h (HIP version)", ...
-    layout: str                  # "opt" | "core" | "system" | "pip" | "custom"
-    bin_dirs: tuple[Path, ...]
-    lib_dirs: tuple[Path, ...]
-    llvm_bin: Path | None
-    hipcc: Path | None
-    origin: str                  # "--rocm-path", "$ROCM_PATH", "/opt/rocm -> /opt/rocm-6.2.4", ...
-    device_lib_dir: Path | None = None   # amdgcn/bitcode, where hipcc looks for it
-
-    @property
-    def version_tuple(self) -> tuple[int, ...] | None:
-        """(6, 2, 4) for comparisons; None when the version is unknown."""
-        if not self.version:
-            return None
-        return tuple(int(part) for part in re.findall(r"\d+", self.version))
 
 
 # ---------------------------------------------------------------- paths under fs_root
@@ -241,7 +221,7 @@ def _layout_of(fs_root: Path, root: Path) -> str:
 
 
 def inspect_root(root: Path, *, origin: str, layout: str, fs_root: Path = Path("/"),
-                 environ: Mapping[str, str] | None = None, run: proc.Run = proc.capture) -> RocmInstall:
+                 environ: Mapping[str, str] | None = None, run: proc.Run = proc.capture) -> Rocm:
     """Describe the ROCm at ``root`` (assumed to look like ROCm)."""
     environ = os.environ if environ is None else environ
     hipcc = root / "bin" / "hipcc"
@@ -254,7 +234,7 @@ def inspect_root(root: Path, *, origin: str, layout: str, fs_root: Path = Path("
         lib_dirs = [root / rel for rel in ("lib", "lib64", "lib/llvm/lib") if (root / rel).is_dir()]
         lib_dirs += [d for d in _system_lib_dirs(root) if d not in lib_dirs]
     bin_dirs = tuple(d for d in (root / "bin",) if d.is_dir())
-    return RocmInstall(
+    return Rocm(
         root=root, version=version, version_source=source, layout=layout, bin_dirs=bin_dirs,
         lib_dirs=tuple(lib_dirs), llvm_bin=_llvm_bin(fs_root, root, layout), hipcc=hipcc_path,
         origin=origin, device_lib_dir=_device_lib_dir(root, layout),
@@ -274,7 +254,7 @@ def _candidates_hint(fs_root: Path) -> str:
     return "no ROCm root was found under /opt/rocm* or /usr either"
 
 
-def _explicit(value: str, label: str, fs_root: Path, environ: Mapping[str, str], run: proc.Run) -> RocmInstall:
+def _explicit(value: str, label: str, fs_root: Path, environ: Mapping[str, str], run: proc.Run) -> Rocm:
     given = Path(os.path.expanduser(value))
     if not given.is_absolute():
         given = Path.cwd() / given
@@ -311,7 +291,7 @@ def discover_rocm(
     *,
     fs_root: Path = Path("/"),
     run: proc.Run = proc.capture,
-) -> RocmInstall | None:
+) -> Rocm | None:
     """Find ROCm: ``--rocm-path``, ``$ROCM_PATH``, ``/opt/rocm`` (or the newest
     ``/opt/rocm/core-<ver>`` SDK it holds), the newest ``/opt/rocm-X.Y.Z``, the system
     layout (/usr), the pip-installed SDK.  Explicit paths that do not look like ROCm
@@ -321,7 +301,7 @@ def discover_rocm(
     if environ.get("ROCM_PATH", "").strip():
         return _explicit(environ["ROCM_PATH"].strip(), "$ROCM_PATH", fs_root, environ, run)
 
-    def found(root: Path, origin: str, layout: str) -> RocmInstall:
+    def found(root: Path, origin: str, layout: str) -> Rocm:
         return inspect_root(root, origin=origin, layout=layout, fs_root=fs_root, environ=environ, run=run)
 
     opt = _under(fs_root, "/opt")
@@ -505,12 +485,16 @@ def disk_free(path: Path) -> int:
 
 @dataclass(frozen=True)
 class HostFacts:
-    rocm: RocmInstall | None
+    """The machine as measured once by ``gather_host``; plans copy what builds need from it."""
+
+    rocm: Rocm | None
     cpus: int
     cpus_reason: str
     mem_available: int
     mem_reason: str
     python: str
+    # The loader's default dirs (as written and resolved): never put on LD_LIBRARY_PATH/LIBRARY_PATH.
+    loader_dirs: tuple[str, ...]
 
 
 def gather_host(
@@ -523,14 +507,19 @@ def gather_host(
     proc_cgroup: Path = PROC_CGROUP,
     meminfo: Path = MEMINFO,
     python: str = sys.executable,
+    ldconfig_run: proc.Run = proc.capture,
 ) -> HostFacts:
     """All host facts, measured now: no cache, so the caller decides when (planning gathers them once
     for all recipes; each recipe's preflight measures memory again).  Raises RocmRootError for a bad
-    explicit root."""
+    explicit root.
+
+    ``ldconfig_run`` is separate from ``run`` on purpose: the loader's dirs are a fact of this machine
+    that a test faking ROCm's tools (``run``) still wants measured for real.
+    """
     rocm = discover_rocm(rocm_path, environ, fs_root=fs_root, run=run)
     cpus, cpus_reason = cpu_count(cgroup_root=cgroup_root, proc_cgroup=proc_cgroup)
     mem, mem_reason = memory_available(meminfo=meminfo, cgroup_root=cgroup_root, proc_cgroup=proc_cgroup)
-    return HostFacts(rocm, cpus, cpus_reason, mem, mem_reason, python)
+    return HostFacts(rocm, cpus, cpus_reason, mem, mem_reason, python, loader_default_dirs(ldconfig_run))
 
 
 # ---------------------------------------------------------------- the loader's own directories
@@ -551,18 +540,14 @@ def parse_ldconfig_dirs(output: str) -> list[str]:
     return [m.group(1) for m in re.finditer(r"^(/[^:\s]*):.*\(from <builtin>", output, re.M)]
 
 
-_LOADER_DIRS: tuple[str, ...] | None = None
-
-
 def loader_default_dirs(run: proc.Run = proc.capture) -> tuple[str, ...]:
-    """The loader's default dirs: the static ones plus what ldconfig says it searches (cached)."""
-    global _LOADER_DIRS
-    if _LOADER_DIRS is None:
-        found = list(STATIC_LOADER_DIRS)
-        ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
-        if ldconfig:
-            # -N -X: only print; never rebuild the cache or links (rocmbuild may run as root).
-            result = run([ldconfig, "-v", "-N", "-X"], env=_tool_env(os.environ), timeout=30)
-            found += parse_ldconfig_dirs(result.output)
-        _LOADER_DIRS = tuple(dict.fromkeys(found))
-    return _LOADER_DIRS
+    """The loader's default dirs: the static ones plus what ldconfig says it searches, each as written
+    and resolved (/lib is /usr/lib on a merged-/usr system).  Measured on every call: ``gather_host``
+    calls it once and the plans carry the answer (``BuildPlan.loader_dirs``)."""
+    found = list(STATIC_LOADER_DIRS)
+    ldconfig = shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")
+    if ldconfig:
+        # -N -X: only print; never rebuild the cache or links (rocmbuild may run as root).
+        result = run([ldconfig, "-v", "-N", "-X"], env=_tool_env(os.environ), timeout=30)
+        found += parse_ldconfig_dirs(result.output)
+    return tuple(dict.fromkeys([*found, *(os.path.realpath(d) for d in found)]))

@@ -4,10 +4,19 @@ Version probes, ``ldconfig -p``, git, pip: every module that asks the host a
 question through a program takes a :class:`Run` (default :func:`capture`), so
 tests hand in a fake without patching modules.  Build steps do not run here:
 they run under a PTY in :mod:`rocmbuild.process.runner`.
+
+``TOOL --version`` answers are remembered for the life of the process, keyed by
+the argv, the environment, the directory and the identity of the program file
+the PATH resolves to (inode, size, mtime): one run asks hipcc (a perl script
+that probes for GPUs, ~0.2 s) for its version four times (facts.json, the
+fingerprint before and after, provenance); a tool replaced in between (a
+``pip install cmake`` in a prepare step) is a different file and is asked again.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +37,25 @@ class CommandResult:
         return self.returncode == 0
 
 
+_VERSIONS: dict[tuple[object, ...], CommandResult] = {}
+
+
+def _version_key(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Path | None) -> tuple[object, ...] | None:
+    """What makes a ``TOOL --version`` answer the same again; None for any other command."""
+    if len(argv) != 2 or argv[1] != "--version":
+        return None
+    environ = os.environ if env is None else env
+    program = shutil.which(argv[0], path=environ.get("PATH"))
+    if program is None:
+        return None
+    try:
+        st = os.stat(program)
+    except OSError:
+        return None
+    return (tuple(argv), program, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns,
+            tuple(sorted(environ.items())), str(cwd))
+
+
 def capture(
     argv: Sequence[str],
     *,
@@ -36,6 +64,16 @@ def capture(
     timeout: float = 60,
 ) -> CommandResult:
     """Run a short command, stdout and stderr merged; never raises for a missing program."""
+    key = _version_key(argv, env, cwd)
+    if key is not None and key in _VERSIONS:
+        return _VERSIONS[key]
+    result = _run(argv, env=env, cwd=cwd, timeout=timeout)
+    if key is not None and result.returncode is not None:  # a timed-out probe is asked again next time
+        _VERSIONS[key] = result
+    return result
+
+
+def _run(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | None, timeout: float) -> CommandResult:
     try:
         proc = subprocess.run(
             list(argv), env=dict(env) if env is not None else None, cwd=cwd,
@@ -50,6 +88,22 @@ def capture(
         out = exc.output.decode("utf-8", "replace") if isinstance(exc.output, bytes) else ""
         return CommandResult(None, out + f"\n{argv[0]}: timed out after {timeout:g}s")
     return CommandResult(proc.returncode, proc.stdout.decode("utf-8", "replace"))
+
+
+def capture_many(run: Run, calls: Mapping[str, tuple[Sequence[str], Mapping[str, str] | None, float]]
+                 ) -> dict[str, CommandResult]:
+    """Independent short commands ``{name: (argv, env, timeout)}`` run at once, through ``run``.
+
+    Each waits on its own child, so the set takes as long as its slowest member, not the sum:
+    the version probes at the start of a run are ~0.2 s each (hipcc is a perl script, cmake from
+    PyPI a Python entry point).
+    """
+    from concurrent.futures import ThreadPoolExecutor  # only the commands that probe in bulk pay for it
+
+    with ThreadPoolExecutor(max_workers=max(len(calls), 1)) as pool:
+        futures = {name: pool.submit(run, argv, env=env, timeout=timeout)
+                   for name, (argv, env, timeout) in calls.items()}
+    return {name: future.result() for name, future in futures.items()}
 
 
 class Run(Protocol):

@@ -30,14 +30,15 @@ import time
 from collections import deque
 from collections.abc import Callable
 from types import TracebackType
-from typing import IO, Any, BinaryIO, TextIO, cast
-
-from rich.console import Console
-from rich.live import Live
-from rich.text import Text
+from typing import IO, TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
 from rocmbuild.process.plainrelay import PlainRelay
 from rocmbuild.process.watcher import Progress, Watcher
+
+if TYPE_CHECKING:  # rich is imported where it is used: a build off a terminal starts without it
+    from rich.console import Console
+    from rich.live import Live
+    from rich.text import Text
 
 MODES = ("quiet", "normal", "verbose")
 _RATE_WINDOW_S = 120.0  # the ETA comes from the rate over about this long
@@ -141,11 +142,14 @@ class Display:
         self._last_update = float("-inf")
         self._last_plain = self._started
         self._at_line_start = True
-        self._status = Text("")
+        self._status: Text | None = None
         self._shown = False
         self._live: Live | None = None
         self._console: Console | None = None
         if is_tty:
+            from rich.console import Console
+            from rich.live import Live
+
             if width is None:
                 try:
                     width = os.get_terminal_size(self._stream.fileno()).columns
@@ -260,6 +264,8 @@ class Display:
             samples.popleft()
 
     def _render(self, watcher: Watcher, now: float) -> Text:
+        from rich.text import Text
+
         p = watcher.progress
         text = Text(no_wrap=True, overflow="ellipsis", end="")
         if self.recipe:
@@ -287,13 +293,15 @@ class Display:
     # -- the live line -------------------------------------------------------------------------
 
     def _draw(self) -> None:
-        assert self._live is not None
+        assert self._live is not None and self._status is not None
         if not self._live.is_started:
             self._live.start()
         self._live.update(self._status, refresh=True)
         self._shown = True
 
     def _hide(self) -> None:
+        from rich.text import Text
+
         assert self._live is not None
         self._live.update(Text(""), refresh=True)  # rich erases the old line and leaves an empty one
         self._shown = False
@@ -304,6 +312,8 @@ class Display:
             self._stream.write(b"\n")
             self._at_line_start = True
         if self._live is not None and self._live.is_started:
+            from rich.text import Text
+
             if not self._at_line_start:
                 self._stream.write(b"\n")  # the status line is erased in place; keep the output's last line
                 self._at_line_start = True

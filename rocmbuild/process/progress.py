@@ -8,7 +8,6 @@ so the report can tell "running" from "killed; resume it".
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -17,7 +16,7 @@ from typing import Any
 
 import psutil
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+from rocmbuild.process.watcher import LineScanner
 
 
 @dataclass(frozen=True)
@@ -51,7 +50,8 @@ def writer_alive(pid: int | None, started: str | None) -> bool:
 
 
 def tail_lines(path: Path, count: int = 10) -> tuple[str, ...]:
-    """The last ``count`` readable lines of a raw log: ``\\r`` updates collapsed, ANSI stripped."""
+    """The last ``count`` readable lines of a raw log, as the live watcher shows recent lines
+    (the one line scanner and its noise rule: ``\\r`` updates collapsed, ANSI and CI prefixes gone)."""
     try:
         with path.open("rb") as handle:
             handle.seek(0, 2)
@@ -60,12 +60,9 @@ def tail_lines(path: Path, count: int = 10) -> tuple[str, ...]:
             data = handle.read()
     except OSError:
         return ()
-    lines = []
-    for raw in data.decode("utf-8", "replace").split("\n"):
-        shown = _ANSI.sub("", raw.rstrip("\r").split("\r")[-1]).rstrip()
-        if shown:
-            lines.append(shown)
-    return tuple(lines[-count:])
+    scanner = LineScanner()
+    scanner.feed(data)
+    return tuple(scanner.recent(count))
 
 
 def live_state(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> LiveState:

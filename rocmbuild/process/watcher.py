@@ -21,6 +21,10 @@ pass per keyword over each chunk (about 0.3-0.7 ns a byte each); when the
 keywords at once (tens of times faster with a large catalogue).  Both give the
 same candidates.
 
+A hook may have a ``raw_dismiss`` attribute: a bytes pattern; a candidate line whose raw
+bytes fully match it is not given to ``on_line`` (the hook promises it would dismiss it
+unseen, returning 0), which spares decoding and cleaning lines a build prints by the thousand.
+
 A line that is both a context line the hook asked for and a candidate is
 delivered to ``on_context`` first, then to ``on_line``; the number of
 following lines wanted becomes the larger of what is left and what
@@ -147,9 +151,15 @@ class LineScanner:
             accelerate = ACCELERATOR_AVAILABLE
         if accelerate and not ACCELERATOR_AVAILABLE:
             raise RuntimeError("ahocorasick_rs is not installed")
+        # Leftmost-first, not the default "standard" semantics: with it the automaton runs behind a
+        # SIMD prefilter (memchr/Teddy), ~20x faster on a build log where few lines hold a keyword.
+        # Every line that holds a keyword still yields a match (keywords never span a newline, so
+        # a match that overlaps an occurrence is on the same line), so the candidates are the same.
         self._automaton: Any = (
-            _ahocorasick.BytesAhoCorasick(list(self._keywords)) if accelerate and self._keywords else None
+            _ahocorasick.BytesAhoCorasick(list(self._keywords), matchkind=_ahocorasick.MatchKind.LeftmostFirst)
+            if accelerate and self._keywords else None
         )
+        self._dismiss: re.Pattern[bytes] | None = getattr(hook, "raw_dismiss", None)
         self._overlap = max((len(k) for k in self._keywords), default=1) - 1
         self._buf = bytearray()  # the most recent output (at least KEEP bytes once that much arrived)
         self._trimmed = False  # bytes were dropped from the front of _buf
@@ -226,7 +236,15 @@ class LineScanner:
         return any(buf.find(kw, a, b) >= 0 for kw in self._keywords)
 
     def _candidates(self, start: int, stop: int) -> list[int]:
-        """Sorted start offsets of the lines in buf[start:stop] that contain a keyword."""
+        """Sorted start offsets of the lines in buf[start:stop] that contain a keyword (and the hook wants)."""
+        starts = self._keyword_lines(start, stop)
+        dismiss = self._dismiss
+        if dismiss is None or not starts:
+            return starts
+        buf = self._buf
+        return [a for a in starts if dismiss.fullmatch(buf, a, buf.find(b"\n", a, stop)) is None]
+
+    def _keyword_lines(self, start: int, stop: int) -> list[int]:
         buf = self._buf
         if self._automaton is not None:
             with memoryview(buf) as view, view[start:stop] as region:

@@ -13,14 +13,14 @@ query parameters) are redacted before anything is recorded.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import regex
 
-from rocmbuild.diagnosis.noise import clean_line, saved_log_lines
 from rocmbuild.process import command as proc
+from rocmbuild.process.logscan import scan_lines, scan_log
 from rocmbuild.records.redact import redact_text
 
 MAX_URLS = 500   # a build that downloads more than this is summarised, not listed in full
@@ -37,24 +37,40 @@ def redact_url(url: str) -> str:
     return redact_text(url)
 
 
+class _Downloads:
+    """A LineHook collecting the URLs of fetch lines: only lines holding ``://`` reach it,
+    cleaned by the scanner (the one noise rule: ANSI, \\r redraws, CI prefixes)."""
+
+    keywords: tuple[bytes, ...] = (b"://",)
+
+    def __init__(self) -> None:
+        self.found: dict[str, None] = {}
+
+    def on_line(self, number: int, line: str, before: Sequence[str]) -> int:
+        if len(self.found) < MAX_URLS and "://" in line and _FETCH_LINE.search(line):
+            for match in _URL.finditer(line):
+                url = match.group(0).rstrip(".,;:!'\"")
+                self.found.setdefault(redact_url(url))
+                if len(self.found) >= MAX_URLS:
+                    break
+        return 0
+
+    def on_context(self, number: int, text: str) -> None:
+        """Never asked for: on_line wants no following lines."""
+
+
 def downloaded_urls(lines: Iterable[str]) -> list[str]:
     """URLs on fetch lines, redacted, each once, in order of first appearance (pure)."""
-    found: dict[str, None] = {}
-    for raw in lines:
-        line = clean_line(raw.rstrip("\n"))  # the one noise rule: ANSI, \r redraws, CI prefixes
-        if "://" not in line or not _FETCH_LINE.search(line):
-            continue
-        for match in _URL.finditer(line):
-            url = match.group(0).rstrip(".,;:!'\"")
-            found.setdefault(redact_url(url))
-            if len(found) >= MAX_URLS:
-                return list(found)
-    return list(found)
+    downloads = _Downloads()
+    scan_lines(lines, downloads)
+    return list(downloads.found)
 
 
 def urls_in_log(log: Path) -> list[str]:
-    """downloaded_urls() over an attempt log, read line by line."""
-    return downloaded_urls(saved_log_lines(log))
+    """downloaded_urls() over an attempt log, through the one line scanner."""
+    downloads = _Downloads()
+    scan_log(log, downloads)
+    return list(downloads.found)
 
 
 def parse_submodule_status(output: str) -> dict[str, str]:

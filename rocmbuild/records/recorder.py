@@ -20,10 +20,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
-import structlog
-
 from rocmbuild import paths
 from rocmbuild.errors import UsageError
+from rocmbuild.records.attempts import AttemptRecord
+from rocmbuild.records.eventlog import json_logger
+from rocmbuild.records.events import EventName
 from rocmbuild.records.redact import redact, redact_value, secret_name
 
 PRIVATE_DIR = 0o700  # records may describe a private tree: readable by their owner only
@@ -109,17 +110,11 @@ class RunRecorder:
         fd = os.open(self.run_dir / "events.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
                      PRIVATE_FILE)
         self._events_file = os.fdopen(fd, "a", encoding="utf-8")
-        self._log = structlog.wrap_logger(
-            structlog.PrintLogger(self._events_file),
-            processors=[
-                structlog.processors.TimeStamper(fmt="iso", utc=True, key="timestamp"),
-                structlog.processors.JSONRenderer(default=str),
-            ],
-        )
+        self._log = json_logger(self._events_file)  # structlog, without rich's import cost
         # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
         write_private(self.run_dir / "summary.json", json.dumps(redact(self.summary("running", None))) + "\n")
 
-    def event(self, event_name: str, /, **fields: Any) -> None:
+    def event(self, event_name: EventName, /, **fields: Any) -> None:
         fields = redact(fields)
         try:
             self._log.info(event_name, **fields)
@@ -133,14 +128,10 @@ class RunRecorder:
     def attempt_log(self, number: int) -> Path:
         return self.run_dir / f"attempt-{number}.log"
 
-    def add_attempt(self, record: dict[str, Any]) -> None:
-        self.attempts.append(record)
+    def add_attempt(self, record: AttemptRecord) -> None:
+        """The attempt's entry, written once (summary.json is rewritten after every attempt)."""
+        self.attempts.append(record.to_json())
         self.write_summary("running", None)
-
-    def set_remedies(self, remedies: list[str]) -> None:
-        if self.attempts:
-            self.attempts[-1]["remedies"] = remedies
-            self.write_summary("running", None)
 
     def summary(self, outcome: str, exit_code: int | None) -> dict[str, Any]:
         return {

@@ -24,6 +24,7 @@ from rocmbuild.build.ladder import FailedAttempt
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import LockHeldError, UsageError
 from rocmbuild.options import BuildOptions
+from rocmbuild.records.attempts import AttemptRecord
 
 RESUME_FILE = "resume.json"
 _SUMMARY_KEYS = ("recipe", "source", "arch", "run_dir", "outcome", "exit_code", "attempts")
@@ -96,17 +97,34 @@ def restored_plan(plan: BuildPlan, state: Mapping[str, Any] | None) -> BuildPlan
     return plan.with_changes(*changes, **updates)
 
 
-def killed_attempt(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """The attempt that had started but never finished (the run was killed during it), as a record."""
+def killed_attempt(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> AttemptRecord | None:
+    """The attempt that had started but was never recorded (the run was killed during it), as a record.
+
+    An attempt's record is written once the ladder has decided, after its remedy's effects ran: a run
+    killed in between (during a long uninstall or submodule sync) left the attempt diagnosed but not
+    recorded.  That one is rebuilt from its ``attempt.finished`` / ``failure.diagnosed`` events (and
+    the ``plan.changed`` after them, if the remedy finished), so the ladder's history keeps it.
+    """
     done = {a.get("number") for a in attempts}
     started = [e for e in events if e.get("event") == "attempt.started" and e.get("attempt") not in done]
     if not started:
         return None
     event = started[-1]
-    number = event.get("attempt")
-    return {"number": number, "started": event.get("timestamp"), "duration_s": None, "ended": "interrupted",
-            "exit_code": None, "log": f"attempt-{number}.log", "env": event.get("env") or {}, "diagnosis": None,
-            "remedies": [], "killed": True}
+    number = int(event.get("attempt") or len(attempts) + 1)
+    env = {str(k): str(v) for k, v in dict(event.get("env") or {}).items()}
+    at = {id(e): i for i, e in enumerate(events)}
+    finished = next((e for e in events if e.get("event") == "attempt.finished" and e.get("attempt") == number), None)
+    diagnosed = next((e for e in events if e.get("event") == "failure.diagnosed" and e.get("attempt") == number),
+                     None)
+    if finished is not None and diagnosed is not None:
+        remedies = tuple(str(e.get("remedy")) for e in events[at[id(diagnosed)]:]
+                         if e.get("event") == "plan.changed" and e.get("remedy"))
+        diagnosis = {k: diagnosed.get(k) for k in ("category", "signature", "line", "text", "fields", "retryable")}
+        return AttemptRecord(number=number, started=event.get("timestamp"), duration_s=finished.get("duration_s"),
+                             ended=str(finished.get("ended") or "exited"), exit_code=finished.get("exit_code"),
+                             log=f"attempt-{number}.log", env=env, diagnosis=diagnosis, remedies=remedies)
+    return AttemptRecord(number=number, started=event.get("timestamp"), duration_s=None, ended="interrupted",
+                         exit_code=None, log=f"attempt-{number}.log", env=env, diagnosis=None, kind="killed")
 
 
 def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -143,6 +161,7 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
     import filelock
 
     from rocmbuild import app
+    from rocmbuild.build.context import RunContext
     from rocmbuild.build.planning import plan_all
     from rocmbuild.build.session import BuildSession
     from rocmbuild.diagnosis.catalogue import load_catalogue
@@ -165,9 +184,9 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
     plan = plan_all([str(data["recipe"])], options, environ, services)[0]
     attempts = [dict(a) for a in summary.get("attempts") or []]
     killed = killed_attempt(attempts, events)
+    if killed is not None:  # a killed one (ended "interrupted") stays out of the ladder's history
+        attempts.append(killed.to_json())
     history = ladder_history(attempts, events)
-    if killed is not None:
-        attempts.append(killed)
     done = len(attempts)
     if done >= options.max_attempts:
         raise UsageError(f"the run in {run_dir} has used all {options.max_attempts} attempts",
@@ -189,15 +208,15 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
                           echo=streams.err if options.verbosity == "verbose" else None)
         try:
             rec.event("run.resumed", pid=os.getpid(), next_attempt=done + 1, env=plan.env_set, jobs=plan.jobs,
-                      killed_attempt=killed["number"] if killed else None)
+                      killed_attempt=killed.number if killed else None)
             streams.err.write(f"rocmbuild: resuming {run_dir} at attempt {done + 1} "
                               f"(MAX_JOBS={plan.jobs}, remedies so far: "
                               f"{', '.join(r for h in history for r in h.remedies) or 'none'})\n")
             with runner.InterruptFlag() as interrupted:
-                session = BuildSession(plan, options, rec, streams, services, load_catalogue(), interrupted,
-                                       None, cache)
-                session.state.history = history
-                session.number_offset = done - len(history)
+                ctx = RunContext.for_options(options, streams=streams, services=services,
+                                             catalogue=load_catalogue(), interrupted=interrupted, deadline=None)
+                session = BuildSession(plan, ctx.with_cache(cache), rec, history=tuple(history),
+                                       number_offset=done - len(history))
                 outcome, _ = session.run()
             _, code = app._finish(rec, outcome, session.state.reason, options, streams)
         except KeyboardInterrupt:

@@ -34,16 +34,25 @@ def _first_line(result: proc.CommandResult) -> str | None:
 
 def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
     env = plan.env
-    tools: dict[str, str | None] = {"cmake": _first_line(run(["cmake", "--version"], env=env, timeout=10)),
-                                    "ninja": _first_line(run(["ninja", "--version"], env=env, timeout=10))}
     python = plan.python or "python3"
-    result = run([python, "-c", _PY_VERSIONS, "setuptools", "pip", "torch"], env=env, timeout=30)
-    with contextlib.suppress(json.JSONDecodeError, IndexError):
-        tools.update(json.loads(result.output.strip().splitlines()[-1]) if result.ok else {})
     compiler = plan.hip_compiler
     source = Path(plan.source)
-    revision = _first_line(run(["git", "-C", str(source), "rev-parse", "HEAD"], timeout=10)) \
-        if (source / ".git").exists() else None
+    # The probes are independent: run at once, they cost the slowest one before the first attempt.
+    probes: dict[str, tuple[list[str], Any, float]] = {
+        "cmake": (["cmake", "--version"], env, 10),
+        "ninja": (["ninja", "--version"], env, 10),
+        "python": ([python, "-c", _PY_VERSIONS, "setuptools", "pip", "torch"], env, 30),
+    }
+    if compiler is not None:
+        probes["compiler"] = ([compiler.path, "--version"], env, 10)
+    if (source / ".git").exists():
+        probes["revision"] = (["git", "-C", str(source), "rev-parse", "HEAD"], None, 10)
+    results = proc.capture_many(run, probes)
+    tools: dict[str, str | None] = {"cmake": _first_line(results["cmake"]), "ninja": _first_line(results["ninja"])}
+    result = results["python"]
+    with contextlib.suppress(json.JSONDecodeError, IndexError):
+        tools.update(json.loads(result.output.strip().splitlines()[-1]) if result.ok else {})
+    revision = _first_line(results["revision"]) if "revision" in results else None
     submodules: dict[str, str] = {}
     if revision and (source / ".gitmodules").is_file():
         status = run(["git", "-C", str(source), "submodule", "status", "--recursive"], timeout=30)
@@ -52,9 +61,8 @@ def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
             if len(parts) >= 2:
                 submodules[parts[1]] = parts[0]
     return {
-        "rocm": {"root": plan.rocm.root, "version": plan.rocm.version},
-        "hip_compiler": {"path": compiler.path, "kind": compiler.kind,
-                         "version": _first_line(run([compiler.path, "--version"], env=env, timeout=10))}
+        "rocm": {"root": plan.rocm_root, "version": plan.rocm_version},
+        "hip_compiler": {"path": compiler.path, "kind": compiler.kind, "version": _first_line(results["compiler"])}
         if compiler is not None else None,
         "tools": tools,
         "source": {"path": str(source), "revision": revision, "submodules": submodules},

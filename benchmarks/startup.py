@@ -1,0 +1,128 @@
+"""Start-up: how long rocmbuild takes before it does anything useful.
+
+Times, interleaved in one run so that machine load hits every row alike, each as
+a fresh process (wall time, median of ``--runs``):
+
+* ``python -c pass``: the interpreter alone (the baseline of every ratio);
+* ``import rocmbuild.cli`` and ``import rocmbuild.app``: what the modules cost;
+* ``rocmbuild --help`` and ``rocmbuild build --help``;
+* ``rocmbuild plan RECIPE --skip-preflight``: planning (host facts, arch, environment);
+* build start to first attempt: ``rocmbuild build RECIPE`` with a one-step recipe whose
+  step writes the time it started; measured from just before the process is spawned
+  to that time (lock, run dir, records, catalogue, up-to-date check, PTY spawn);
+* the whole of that build, records and exit included.
+
+The recipe is a throw-away TOML in a temporary directory, with its own state,
+cache and config directories (nothing of the user's is read or written).
+Goals (issue 10): build start to first attempt < 0.15 s; ``--help`` no slower.
+
+    .venv/bin/python benchmarks/startup.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
+STARTED = "started.txt"
+GOAL_FIRST_ATTEMPT_S = 0.15
+FIRST_ATTEMPT = "build: start to first attempt"
+
+
+@dataclass(frozen=True)
+class Probe:
+    name: str
+    argv: list[str]
+    first_attempt: bool = False  # measure to the step's own start time, not to the process's exit
+
+
+def probes(work: Path) -> list[Probe]:
+    recipe = work / "startup.toml"
+    # `date +%s.%N` is the step's first action: its time is when the first attempt's process started.
+    recipe.write_text('name = "startup"\ndescription = "start-up probe"\n'
+                      f'[steps]\nbuild = ["date +%s.%N > {work / STARTED}"]\n')
+    source = work / "src"
+    source.mkdir(exist_ok=True)
+    common = [str(recipe), "--source", str(source), "--arch", "gfx942", "--skip-preflight", "--no-cache"]
+    py = sys.executable
+    return [
+        Probe("python -c pass", [py, "-c", "pass"]),
+        Probe("import rocmbuild.cli", [py, "-c", "import rocmbuild.cli"]),
+        Probe("import rocmbuild.app", [py, "-c", "import rocmbuild.app"]),
+        Probe("rocmbuild --help", [ROCMBUILD, "--help"]),
+        Probe("rocmbuild build --help", [ROCMBUILD, "build", "--help"]),
+        Probe("rocmbuild plan (no preflight)", [ROCMBUILD, "plan", *common]),
+        Probe(FIRST_ATTEMPT, [ROCMBUILD, "build", *common, "--force", "--quiet"], True),
+        Probe("build: whole run (1 trivial step)", [ROCMBUILD, "build", *common, "--force", "--quiet"]),
+    ]
+
+
+def environment(work: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ROCMBUILD_")}
+    env.update(XDG_STATE_HOME=str(work / "state"), XDG_CACHE_HOME=str(work / "cache"),
+               XDG_CONFIG_HOME=str(work / "config"), HIP_PLATFORM="amd")
+    return env
+
+
+def time_once(probe: Probe, work: Path, env: dict[str, str], run: int) -> float:
+    argv = list(probe.argv)
+    if argv[:2] == [ROCMBUILD, "build"] and "--help" not in argv:
+        argv += ["--run-dir", str(work / "runs" / f"{probe.first_attempt}-{run}-{time.monotonic_ns()}")]
+    (work / STARTED).unlink(missing_ok=True)
+    t0 = time.time()
+    # cwd: the work dir, so that `python -c` imports rocmbuild from the environment, not from the cwd
+    proc = subprocess.run(argv, env=env, cwd=work, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    t1 = time.time()
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(argv)} failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    if probe.first_attempt:
+        return float((work / STARTED).read_text()) - t0
+    return t1 - t0
+
+
+def measure(work: Path, runs: int) -> dict[str, list[float]]:
+    """Seconds per probe name, ``runs`` each, interleaved (after one uncounted warm-up round)."""
+    work.mkdir(parents=True, exist_ok=True)
+    env = environment(work)
+    rows = probes(work)
+    times: dict[str, list[float]] = {p.name: [] for p in rows}
+    for probe in rows:  # warm the page cache and .pyc files first; not counted
+        time_once(probe, work, env, -1)
+    for run in range(runs):  # interleaved: drifting load hits every row alike
+        for probe in rows:
+            times[probe.name].append(time_once(probe, work, env, run))
+    return times
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="rocmbuild-startup-") as tmp:
+        times = measure(Path(tmp), args.runs)
+    names = list(times)
+    base = statistics.median(times[names[0]])
+    print(f"load average {os.getloadavg()[0]:.2f}; {args.runs} runs each, median (min-max), wall time")
+    print(f"{'what':<36} {'ms':>7} {'min-max ms':>13} {'x pass':>7}")
+    for name in names:
+        values = times[name]
+        median = statistics.median(values)
+        print(f"{name:<36} {median * 1000:>7.0f} {min(values) * 1000:>6.0f}-{max(values) * 1000:<6.0f} "
+              f"{median / base:>7.1f}")
+    first = statistics.median(times[FIRST_ATTEMPT])
+    print(f"goal: build start to first attempt < {GOAL_FIRST_ATTEMPT_S * 1000:.0f} ms: "
+          f"{'met' if first < GOAL_FIRST_ATTEMPT_S else 'NOT met'} ({first * 1000:.0f} ms)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
