@@ -200,3 +200,11 @@ def test_without_a_cache_hipcc_device_compiles_take_slots_too(tmp_path: Path) ->
     summary = slots.finish(time.time())
     assert summary["compiles"] >= 1 and summary["peak_concurrency"] == 1 and summary["killed"] == 0
     assert summary["peak_rss_job"].startswith("clang")
+
+
+def test_a_run_dir_that_cannot_hold_the_slots_runs_without_the_limit(tmp_path: Path) -> None:
+    blocker = tmp_path / "run"
+    blocker.write_text("a file where the run dir's jobs-1 should go")
+    slots = AttemptSlots(blocker, 1, 4)
+    assert slots.env == {}, "no ROCMBUILD_JOB_SLOTS: the launcher just runs the compiler"
+    assert slots.finish(time.time())["limit"] is None

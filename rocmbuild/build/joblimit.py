@@ -181,10 +181,14 @@ class AttemptSlots:
     def __init__(self, run_dir: Path, number: int, limit: int) -> None:
         self.directory = run_dir / f"jobs-{number}"
         self.limit = max(1, limit)
-        self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-        (self.directory / launcher.LIMIT_FILE).write_text(f"{self.limit}\n")
-        self.env = {SLOTS_ENV: str(self.directory)}
         self.compiles: list[Compile] = []
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            (self.directory / launcher.LIMIT_FILE).write_text(f"{self.limit}\n")
+        except OSError:  # a full run dir: the build still runs, without the limit (summary: limit null)
+            self.env: dict[str, str] = {}
+            return
+        self.env = {SLOTS_ENV: str(self.directory)}
 
     def finish(self, ended_at: float) -> dict[str, Any]:
         """Read what the launchers recorded; the slot files go (the records stay, as evidence)."""
@@ -193,9 +197,15 @@ class AttemptSlots:
                 self.compiles = parse_compiles(handle)
         except OSError:
             self.compiles = []
-        for slot in self.directory.glob("slot-*"):
-            slot.unlink(missing_ok=True)
-        (self.directory / launcher.LIMIT_FILE).unlink(missing_ok=True)
-        if not any(self.directory.iterdir()):
-            shutil.rmtree(self.directory, ignore_errors=True)
-        return summarise(self.compiles, self.limit, ended_at)
+        try:
+            for slot in self.directory.glob("slot-*"):
+                slot.unlink(missing_ok=True)
+            (self.directory / launcher.LIMIT_FILE).unlink(missing_ok=True)
+            if not any(self.directory.iterdir()):
+                shutil.rmtree(self.directory, ignore_errors=True)
+        except OSError:
+            pass  # tidying only: the records were read above
+        summary = summarise(self.compiles, self.limit, ended_at)
+        if not self.env:
+            summary["limit"] = None
+        return summary
