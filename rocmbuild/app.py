@@ -269,7 +269,10 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         from rocmbuild.records.runfacts import save_facts
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        save_facts(run_dir, plan, ctx.services.run)  # what `report --diff` compares with the last good run
+        # What `report --diff` compares with the last good run: the toolchain as the command's plan sees it,
+        # without rocmbuild's own launcher/cache variables (so the version probes are the fingerprint's,
+        # remembered by command.capture, not asked again in another environment: ~0.3 s of hipcc).
+        save_facts(run_dir, base_plan, ctx.services.run)
         try:
             return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan)
         except BaseException as exc:

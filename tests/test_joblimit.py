@@ -200,6 +200,12 @@ def test_without_a_cache_hipcc_device_compiles_take_slots_too(tmp_path: Path) ->
     summary = slots.finish(time.time())
     assert summary["compiles"] >= 1 and summary["peak_concurrency"] == 1 and summary["killed"] == 0
     assert summary["peak_rss_job"].startswith("clang")
+    # The next run remembers hipcc's answers (no ~0.4 s of perl before its first attempt): no probe runs.
+    def no_probe(*args: object, **kw: object) -> object:
+        raise AssertionError("hipcc probed again")
+
+    again = {change.name: change.value for change in limit_only_changes(base, no_probe)}
+    assert again["HIP_CLANG_PATH"] == values["HIP_CLANG_PATH"]
 
 
 def test_a_run_dir_that_cannot_hold_the_slots_runs_without_the_limit(tmp_path: Path) -> None:

@@ -18,7 +18,9 @@ clang wrapper runs it): a user with ``--no-cache`` and 64 jobs gets the limit to
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import shlex
 import shutil
@@ -96,19 +98,45 @@ def limit_only_changes(caller_env: Mapping[str, str], run: Any = None, *,
 
 
 def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: Any) -> dict[str, str]:
-    """``HIP_CLANG_PATH`` to a clang wrapper whose compiles go through ``shim``; {} when hipcc does not use it."""
+    """``HIP_CLANG_PATH`` to a clang wrapper whose compiles go through ``shim``; {} when hipcc does not use it.
+
+    Asking hipcc (a perl script) where its clang is and whether it calls the wrapper costs ~0.4 s, so
+    the answer is remembered in the user cache dir per hipcc file (path, inode, size, mtime) and
+    environment: only the first ``--no-cache`` run on a host pays it.
+    """
     from rocmbuild.build import cache
 
-    real = cache.find_real_clang_dir(caller_env, run)
-    if real is None:
+    hipcc = shutil.which("hipcc", path=caller_env.get("PATH", os.defpath))
+    if hipcc is None:
         return {}
-    key = hashlib.sha256(f"{real.resolve()}\0{shim}".encode()).hexdigest()[:12]
     try:
-        bin_dir = cache.write_wrappers(paths.cache_dir("hip-clang-wrappers", key), real, shim)
+        st = os.stat(hipcc)
     except OSError:
         return {}
-    env = {"HIP_CLANG_PATH": str(bin_dir)}
-    return env if cache.hipcc_uses_wrapper({**caller_env, **env}, run) else {}
+    identity = "\0".join(str(part) for part in (hipcc, st.st_ino, st.st_size, st.st_mtime_ns, shim,
+                                                 caller_env.get("PATH"), caller_env.get("ROCM_PATH"),
+                                                 caller_env.get("HIP_PLATFORM")))
+    memo = paths.cache_dir("hip-clang-wrappers", f"limit-{hashlib.sha256(identity.encode()).hexdigest()[:12]}.json")
+    with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+        known = json.loads(memo.read_text())["bin"]
+        if known is None or Path(known).is_dir():
+            return {"HIP_CLANG_PATH": known} if known else {}
+    env: dict[str, str] = {}
+    real = cache.find_real_clang_dir(caller_env, run)
+    if real is not None:
+        key = hashlib.sha256(f"{real.resolve()}\0{shim}".encode()).hexdigest()[:12]
+        try:
+            bin_dir = cache.write_wrappers(paths.cache_dir("hip-clang-wrappers", key), real, shim)
+        except OSError:
+            return {}
+        if cache.hipcc_uses_wrapper({**caller_env, "HIP_CLANG_PATH": str(bin_dir)}, run):
+            env = {"HIP_CLANG_PATH": str(bin_dir)}
+    with contextlib.suppress(OSError):
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        tmp = memo.with_name(f".{memo.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps({"bin": env.get("HIP_CLANG_PATH")}))
+        os.replace(tmp, memo)
+    return env
 
 
 # --- what the slots saw (pure) -----------------------------------------------------------------------
