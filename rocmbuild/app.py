@@ -269,7 +269,10 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         from rocmbuild.records.runfacts import save_facts
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        save_facts(run_dir, plan, ctx.services.run)  # what `report --diff` compares with the last good run
+        # What `report --diff` compares with the last good run: the toolchain as the command's plan sees it,
+        # without rocmbuild's own launcher/cache variables (so the version probes are the fingerprint's,
+        # remembered by command.capture, not asked again in another environment: ~0.3 s of hipcc).
+        save_facts(run_dir, base_plan, ctx.services.run)
         try:
             return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan)
         except BaseException as exc:
@@ -293,15 +296,18 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
 
 
 def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, Any]:
-    if options.no_cache:
-        return plan, None
+    from rocmbuild.build.joblimit import limit_only_changes
+
+    clang = bool(plan.hip_compiler and plan.hip_compiler.is_clang)
+    if options.no_cache:  # no cache, but the global job limit still needs its launcher (joblimit.py)
+        return plan.with_changes(*limit_only_changes(plan.env, services.run, hip_compiler_is_clang=clang)), None
     from rocmbuild.build.cache import CompilerCache
 
     cache = CompilerCache.for_build(env=plan.env, source=plan.source, remote=options.cache_remote,
                                     run=services.run, hip_compiler_is_clang=bool(
                                         plan.hip_compiler and plan.hip_compiler.is_clang))
     if cache is None:
-        return plan, None
+        return plan.with_changes(*limit_only_changes(plan.env, services.run, hip_compiler_is_clang=clang)), None
     return plan.with_changes(*cache.changes()), cache
 
 

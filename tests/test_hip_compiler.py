@@ -312,7 +312,8 @@ def test_a_clang_hip_compiler_is_cached_through_the_cmake_launcher_not_the_hipcc
     assert cache is not None, "ccache is installed by make toolchain"
     variables = dict(cache.variables)
     assert "HIP_CLANG_PATH" not in variables            # hipcc's wrapper would wrap a compiler nobody runs
-    assert variables["CMAKE_HIP_COMPILER_LAUNCHER"] == str(cache.tool.path)
+    launcher = Path(variables["CMAKE_HIP_COMPILER_LAUNCHER"])  # the job-limit shim, which runs ccache
+    assert launcher.name == "rocmbuild-launch-ccache" and str(cache.tool.path) in launcher.read_text()
     assert cache.device_compiles_cached and cache.describe()["device_compiles_cached"]
 
 

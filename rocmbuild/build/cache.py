@@ -170,7 +170,8 @@ def _cmake_args_mention(cmake_args: str, lang: str) -> bool:
 
 
 def cache_env(config: CacheConfig, *, recipe_uses_cmake: bool, caller_env: Mapping[str, str],
-              wrapper_dir: Path | None, source: Path | None = None) -> dict[str, str]:
+              wrapper_dir: Path | None, source: Path | None = None,
+              launcher: Path | None = None) -> dict[str, str]:
     """The variables to set so every compile of the build goes through the cache (pure).
 
     ``recipe_uses_cmake``: the recipe runs CMake from setup.py and reads ``CMAKE_ARGS``
@@ -181,9 +182,11 @@ def cache_env(config: CacheConfig, *, recipe_uses_cmake: bool, caller_env: Mappi
     ``source``: the source tree; becomes the ccache base dir, which is what lets a
     fresh build directory or a clone in another place hit the cache.
     A value the caller already set explicitly (e.g. CCACHE_BASEDIR) is left alone.
+    ``launcher``: the job-limit shim that runs the cache tool (joblimit.py); CMake's launchers name
+    it instead of the tool itself, so every compile takes a slot of the run's global job limit.
     """
     tool = config.tool
-    launcher = str(tool.path)
+    launcher_word = str(launcher or tool.path)
     env: dict[str, str] = {}
 
     def put(name: str, value: str) -> None:
@@ -237,12 +240,12 @@ def cache_env(config: CacheConfig, *, recipe_uses_cmake: bool, caller_env: Mappi
     # on a fresh configure; PyTorch's setup.py also forwards every CMAKE_* variable
     # as -D (its USE_CCACHE only covers C/C++, not HIP).
     for lang in LAUNCHER_LANGS:
-        put(f"CMAKE_{lang}_COMPILER_LAUNCHER", launcher)
+        put(f"CMAKE_{lang}_COMPILER_LAUNCHER", launcher_word)
     if recipe_uses_cmake:
         existing = caller_env.get("CMAKE_ARGS", "")
         # vLLM splits CMAKE_ARGS on whitespace without quoting: a launcher path
         # with a space cannot go there, the bare name (found on PATH) can.
-        word = launcher if not any(c.isspace() for c in launcher) else tool.name
+        word = launcher_word if not any(c.isspace() for c in launcher_word) else tool.name
         extra = [f"-DCMAKE_{lang}_COMPILER_LAUNCHER={word}" for lang in LAUNCHER_LANGS
                  if not _cmake_args_mention(existing, lang)]
         if extra:
@@ -259,9 +262,10 @@ def wrapper_bin(wrapper_dir: Path) -> Path:
     return wrapper_dir / "bin"
 
 
-def default_wrapper_dir(real_clang_dir: Path, tool: CacheTool) -> Path:
-    """One wrapper dir per (toolchain, cache tool), in rocmbuild's user cache dir."""
-    key = hashlib.sha256(f"{real_clang_dir.resolve()}\0{tool.path}".encode()).hexdigest()[:12]
+def default_wrapper_dir(real_clang_dir: Path, tool: CacheTool, launcher: Path | None = None) -> Path:
+    """One wrapper dir per (toolchain, cache tool, launcher shim), in rocmbuild's user cache dir."""
+    via = f"\0{launcher}" if launcher is not None else ""
+    key = hashlib.sha256(f"{real_clang_dir.resolve()}\0{tool.path}{via}".encode()).hexdigest()[:12]
     return paths.cache_dir("hip-clang-wrappers", key)
 
 
@@ -342,6 +346,9 @@ def _atomic_symlink(path: Path, target: Path) -> None:
 
 def wrapper_script(ccache_path: Path, real_compiler: Path) -> str:
     """The wrapper: compile-only calls (-c) go through the cache, everything else straight on.
+
+    ``ccache_path`` is the job-limit shim in a run (joblimit.py: it takes a slot, then runs ccache)
+    or ccache itself; both are called as ``TOOL COMPILER ARGS...``.
 
     hipcc also calls clang for ``--version``, ``-print-target-triple`` and links:
     through ccache those are uncacheable calls that only blur the per-attempt
@@ -675,6 +682,7 @@ class CompilerCache:
         hipcc's clang wrapper would wrap a compiler the build does not use.
         Raises UsageError for a ``--cache-remote`` the tool cannot use (exit 2).
         """
+        from rocmbuild.build import joblimit
         from rocmbuild.errors import UsageError
 
         tool = detect_cache(env, run)
@@ -689,12 +697,14 @@ class CompilerCache:
         warnings = list(check_environment(env))
         wrapper_dir: Path | None = None
         real = find_real_clang_dir(env, run) if tool.name == "ccache" and not hip_compiler_is_clang else None
+        # Every compile goes through the job-limit launcher first, then the cache (the shim runs both).
+        shim = joblimit.install_launcher(tool.path)
         if real is not None:
-            wrapper_dir = default_wrapper_dir(real, tool)
-            write_wrappers(wrapper_dir, real, tool.path)
+            wrapper_dir = default_wrapper_dir(real, tool, shim)
+            write_wrappers(wrapper_dir, real, shim)
         # Setting CMAKE_ARGS is harmless for builds that do not read it, and vLLM does.
         variables = cache_env(config, recipe_uses_cmake=True, caller_env=env, wrapper_dir=wrapper_dir,
-                              source=source)
+                              source=source, launcher=shim)
         device = hip_compiler_is_clang and "HIP" in LAUNCHER_LANGS
         if wrapper_dir is not None:
             device = hipcc_uses_wrapper({**env, **variables}, run)

@@ -31,6 +31,7 @@ from rocmbuild.process import command as proc
 from rocmbuild.host.arch import Detection, detect_local_archs
 from rocmbuild.diagnosis.catalogue import REMEDY_NAMES
 from rocmbuild.build.environment import EnvChange, split_path
+from rocmbuild.build.jobsizing import next_jobs
 from rocmbuild.host.libraries import library_base, library_package_hint
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.build.effects import Effect, RemovePaths, Uninstall
@@ -248,16 +249,17 @@ def lower_optimization(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyCon
 
 
 def reduce_jobs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
-    """Halve MAX_JOBS and the recipe's other job knobs, floor 1 (pure)."""
+    """Halve MAX_JOBS and the recipe's other job knobs, floor 1; after a memory failure fewer, from the
+    peak per compile job the diagnosis carries (jobsizing.py) (pure)."""
     name = "reduce_jobs"
     if plan.jobs <= 1:
         return RemedyResult(name, False, plan, "MAX_JOBS is already 1")
-    jobs = max(1, plan.jobs // 2)
-    changes = [EnvChange(var, "set", str(jobs), f"halved from {plan.jobs} (remedy reduce_jobs)")
+    # Sized from the attempt's peak per compile job after a memory failure, else halved (jobsizing.py).
+    jobs, reason = next_jobs(plan.jobs, getattr(diagnosis, "memory", None))
+    changes = [EnvChange(var, "set", str(jobs), f"{reason} (remedy reduce_jobs)")
                for var in plan.recipe.resources.job_variables]
-    return RemedyResult(name, True, plan.with_changes(*changes, jobs=jobs,
-                                                      jobs_reason=f"halved from {plan.jobs} by reduce_jobs"),
-                        f"{', '.join(plan.recipe.resources.job_variables)} {plan.jobs} -> {jobs}")
+    return RemedyResult(name, True, plan.with_changes(*changes, jobs=jobs, jobs_reason=reason),
+                        f"{', '.join(plan.recipe.resources.job_variables)} {plan.jobs} -> {jobs} ({reason})")
 
 
 def wait_and_retry(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import random
 import shutil
 import sys
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -32,6 +33,7 @@ from rocmbuild.diagnosis.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
 from rocmbuild.process import runner
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
+from rocmbuild.process.memguard import looks_killed
 from rocmbuild.process.runner import AttemptOutcome
 from rocmbuild.process.watcher import Progress
 from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
@@ -51,6 +53,7 @@ class AttemptResult:
     cache: Mapping[str, object] | None = None
     memory: Mapping[str, object] | None = None
     provenance: Mapping[str, object] | None = None
+    jobs: Mapping[str, object] | None = None  # the global job limit and what its slots saw (joblimit.py)
 
 
 def plan_after_attempt(plan: BuildPlan, outcome: AttemptOutcome, checked_out: bool) -> BuildPlan:
@@ -253,6 +256,7 @@ class BuildSession:
         return None
 
     def _run_attempt(self, number: int, plan: BuildPlan) -> AttemptResult:
+        from rocmbuild.build.joblimit import AttemptSlots
         from rocmbuild.process.display import Display
         from rocmbuild.process.memguard import attempt_guard
         from rocmbuild.process.watcher import Watcher
@@ -268,6 +272,7 @@ class BuildSession:
         classifier = Classifier(ctx.catalogue)
         watcher = Watcher(classifier)
         memory = attempt_guard(ctx.limits.memory_reserve, self.rec, number)
+        slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes one (launcher.py)
         limits = runner.Limits(stall_timeout_s=ctx.limits.stall_timeout_s, deadline=ctx.deadline,
                                monitor=memory.guard if memory is not None else None)
         stream = ctx.streams.err if ctx.console.json else sys.stdout
@@ -277,6 +282,9 @@ class BuildSession:
             hooks = AttemptHooks(watcher=watcher, display=display,
                                  stop_check=lambda: self._stop_check(classifier), interrupted=ctx.interrupted)
             checkout, steps = attempt_requests(plan, log, limits)
+            # The slot dir is per attempt, so not in the plan (nor in repro.sh, where the launcher just runs).
+            steps = replace(steps, env={**steps.env, **slots.env})
+            checkout = replace(checkout, env={**checkout.env, **slots.env}) if checkout is not None else None
             outcome = None
             if checkout is not None:
                 checkout.cwd.mkdir(parents=True, exist_ok=True)
@@ -287,14 +295,19 @@ class BuildSession:
                 outcome = ctx.services.attempt(steps, hooks)
         watcher.close()
         cache_stats = self._cache_stats(number, plan)
-        memory_figures = memory.finish() if memory is not None else None  # the guard's figures, OOM kills
+        jobs = slots.finish(time.time())  # the limit in force, the peak concurrency the slots saw
         self._write_repro(number, plan, outcome)
         if outcome.succeeded:
             diagnosis = self._verify_artifacts(plan, log)
         else:
             diagnosis = self._diagnose(outcome, classifier)
+        memory_figures = None
+        if memory is not None:  # the guard's figures, the peak per job, an OOM kill confirmed or not
+            memory_figures = memory.finish(killed=diagnosis is not None and looks_killed(
+                outcome.signal, outcome.exit_code, diagnosis.category, diagnosis.text), compiles=slots.compiles)
+            diagnosis = with_memory(diagnosis, memory_figures)
         return AttemptResult(number, plan, outcome, diagnosis, checked_out, cache_stats, memory_figures,
-                             self._provenance(plan, outcome))
+                             self._provenance(plan, outcome), jobs)
 
     def _cache_stats(self, number: int, plan: BuildPlan) -> dict[str, object] | None:
         cache = self.ctx.cache
@@ -379,10 +392,24 @@ class BuildSession:
     @staticmethod
     def _attempt_record(result: AttemptResult, remedies: tuple[str, ...]) -> AttemptRecord:
         outcome, diagnosis = result.outcome, result.diagnosis
+        summary = diagnosis.summary_json() if diagnosis is not None else None
+        oom = (result.memory or {}).get("oom")
+        if summary is not None and isinstance(oom, Mapping):
+            summary["oom"] = oom["status"]  # "confirmed" / "unconfirmed" (additive)
         return AttemptRecord(
             number=result.number, started=iso_seconds(outcome.started), duration_s=round(outcome.duration_s, 3),
             ended=outcome.ended, exit_code=outcome.exit_code, log=outcome.log.name, env=result.plan.env_set,
-            diagnosis=diagnosis.summary_json() if diagnosis is not None else None, remedies=remedies,
+            diagnosis=summary, remedies=remedies,
             step=outcome.step.name if outcome.step else None,
             ran=RunFacts(outcome.signal, outcome.stopped_early, _progress_json(outcome.progress), outcome.lines_seen),
-            cache=result.cache, memory=result.memory, provenance=result.provenance)
+            cache=result.cache, memory=result.memory, provenance=result.provenance, jobs=result.jobs)
+
+
+def with_memory(diagnosis: Diagnosis | None, memory: Mapping[str, object]) -> Diagnosis | None:
+    """The diagnosis with what the attempt measured about memory, for reduce_jobs (jobsizing.py)."""
+    if diagnosis is None:
+        return None
+    from rocmbuild.build.jobsizing import evidence
+    from rocmbuild.process.memguard import read_memory
+
+    return replace(diagnosis, memory=evidence(diagnosis.category, memory, read_memory().available))

@@ -124,6 +124,9 @@ class Diagnosis:
     runners_up: tuple[RunnerUp, ...] = ()
     description: str = ""
     advice: str = ""
+    # What the attempt measured about memory (build/jobsizing.MemoryEvidence), for reduce_jobs; not
+    # part of the fingerprint: the same failure with another peak is still the same failure.
+    memory: Any = field(default=None, compare=False)
 
     @classmethod
     def simple(cls, category: str, signature: str | None = None, *, text: str | None = None,

@@ -13,8 +13,11 @@ Owns three things:
 * ``MemoryGuard``, polled from the runner's loop every tick: SIGSTOP / SIGCONT and the events
   ``memory.paused`` / ``memory.resumed`` (how much memory was available, which PIDs and names).
 
-After an attempt, ``oom_kills`` reads the cgroup's ``oom_kill`` count (v2 ``memory.events``, v1
-``memory.oom_control``), so an OOM kill is confirmed instead of guessed from "Killed".
+While it polls, the guard also samples the tree (every ``SAMPLE_S``): the largest compile process's
+RSS (the peak per job the next attempt's MAX_JOBS learns from, jobsizing.py), the tree's peak total,
+and every PID and memory cgroup seen, so that after the attempt ``confirm_oom`` can tell an OOM kill
+of *this build* from the cgroup's ``oom_kill`` count (v2 ``memory.events``, v1
+``memory.oom_control``) or the kernel log (kernlog.py), instead of guessing from "Killed".
 Pausing stops a job's growth, it does not free memory: the guard buys time for the jobs that keep
 running to finish and release theirs.
 """
@@ -26,7 +29,7 @@ import os
 import re
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,6 +45,8 @@ UNLIMITED = 1 << 60          # cgroup v1 says "no limit" with a number near 2**6
 POLL_S = 0.1                 # the runner's tick: the guard reads memory at most this often
 MIN_OTHER_RSS = 64 * MIB     # a process that is not a compile job is paused only if it holds this much
 RESUME_COOLDOWN_S = 0.5      # after a resume, watch its effect before resuming the next
+SAMPLE_S = 0.5               # how often the tree is walked for peaks when memory is plentiful
+KILL_WINDOW_S = 2.0          # the kernel may log a kill a little after the attempt saw it die
 
 # Processes that do the compiling and linking (the memory hogs of a C++/HIP build), by process name.
 COMPILE_NAMES = frozenset({
@@ -290,18 +295,32 @@ class MemoryGuard:
         self.min_available: int | None = None
         self.pauses = 0
         self.max_paused = 0
+        self.next_sample = 0.0
+        self.peak_job: TreeProc | None = None    # the largest compile process seen (by RSS)
+        self.peak_total = 0                      # the most the whole tree held at one sample
+        self.seen: dict[int, str] = {}           # every PID of the tree seen, and its name
+        self.memcgs: set[str] = set()            # the steps' memory cgroups (v1 path, v2 path)
+        self._roots: set[int] = set()
 
     def poll(self, root_pid: int) -> None:
         now = self.clock()
         if now < self.next_poll:
             return
         self.next_poll = now + POLL_S
+        if root_pid not in self._roots:  # a new step: where its memory is accounted
+            self._roots.add(root_pid)
+            # Only the step's own cgroups (the attempt's): the one rocmbuild runs in may hold strangers.
+            self.memcgs.update(memory_cgroups(root_pid) - memory_cgroups(os.getpid()))
         reading = self.read()
         if self.min_available is None or reading.available < self.min_available:
             self.min_available = reading.available
         if reading.available >= self.pause_below and not self.paused:
-            return  # the common case: plenty of memory, nothing paused, no tree walk
+            if now >= self.next_sample:  # the common case: plenty of memory, a tree walk now and then
+                self.next_sample = now + SAMPLE_S
+                self.sample(tree_procs(root_pid))
+            return
         procs = tree_procs(root_pid)
+        self.sample(procs)
         alive = {p.pid for p in procs}
         self.paused = {pid: p for pid, p in self.paused.items() if pid in alive}
         # Only jobs that matter count as running: a paused build must not wait on a sleep or a daemon.
@@ -330,6 +349,14 @@ class MemoryGuard:
             self._event("memory.resumed", reading, [back],
                         why="memory is back" if running else "nothing else was running")
 
+    def sample(self, procs: Sequence[TreeProc]) -> None:
+        """Peaks and PIDs from one walk of the tree."""
+        self.peak_total = max(self.peak_total, sum(p.rss for p in procs))
+        for proc in procs:
+            self.seen[proc.pid] = proc.name
+            if proc.compile_job and (self.peak_job is None or proc.rss > self.peak_job.rss):
+                self.peak_job = proc
+
     def release(self) -> None:
         """Resume everything (the step ended or is being stopped: a stopped process ignores SIGTERM)."""
         if not self.paused:
@@ -342,7 +369,7 @@ class MemoryGuard:
 
     def summary(self) -> dict[str, Any]:
         return {"reserve": self.reserve, "min_available": self.min_available, "pauses": self.pauses,
-                "max_paused": self.max_paused}
+                "max_paused": self.max_paused, "peak_total_rss": self.peak_total or None}
 
     def _event(self, name: str, reading: MemoryReading, procs: Sequence[TreeProc], **extra: Any) -> None:
         self.emit(name, available=reading.available, reserve=self.reserve, limited_by=reading.limited_by,
@@ -359,24 +386,95 @@ def _signal(pid: int, sig: int) -> bool:
     return True
 
 
-class AttemptMemory:
-    """One attempt's guard and its cgroup's OOM-kill count before it started."""
+def memory_cgroups(pid: int) -> set[str]:
+    """The memory cgroup paths of ``pid`` as the kernel names them in ``task_memcg=`` (v1 and v2)."""
+    try:
+        text = Path(f"/proc/{pid}/cgroup").read_text()
+    except OSError:
+        return set()
+    found = set()
+    for line in text.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) == 3 and (parts[1] == "" or "memory" in parts[1].split(",")) and parts[2] not in ("", "/"):
+            found.add(parts[2])
+    return found
 
-    def __init__(self, guard: MemoryGuard, rec: Any, number: int) -> None:
+
+def looks_killed(signal_number: int | None, exit_code: int | None, category: str | None, text: str | None) -> bool:
+    """Did the attempt end the way an OOM kill ends it (SIGKILL, 137, "Killed")? (pure)"""
+    return (signal_number == signal.SIGKILL or exit_code in (137, -9) or category == "out_of_memory"
+            or bool(text and ("Killed" in text or "signal 9" in text)))
+
+
+def confirm_oom(cgroup_kills: int | None, log: Sequence[tuple[float, str]] | None, log_source: str, *,
+                pids: Collection[int], memcgs: Collection[str], since: float, until: float) -> dict[str, Any]:
+    """The attempt's ``oom`` record: confirmed by the kernel log or the cgroup's count, or unconfirmed (pure).
+
+    The kernel log names the victim (name, PID, RSS); the cgroup count only says that one happened.
+    Neither readable, or neither showing a kill of the build's processes: "unconfirmed", never a guess.
+    """
+    from rocmbuild.process.kernlog import find_oom_kills
+
+    kills = find_oom_kills(log, pids=pids, memcgs=memcgs, since=since, until=until) if log is not None else []
+    counted = f"cgroup oom_kill count +{cgroup_kills}" if cgroup_kills else None
+    if kills:
+        first = kills[0]
+        return {"status": "confirmed", "source": ", ".join(filter(None, [f"kernel log ({log_source})", counted])),
+                "victim": first.name, "pid": first.pid, "rss": first.rss, "scope": first.scope,
+                "victims": [{"pid": k.pid, "name": k.name, "rss": k.rss, "scope": k.scope} for k in kills],
+                "line": first.line}
+    if cgroup_kills:
+        return {"status": "confirmed", "source": counted, "victim": None, "pid": None, "rss": None,
+                "detail": "the cgroup counted an OOM kill; the kernel log " + (
+                    "names none of the build's PIDs" if log is not None else f"is not readable: {log_source}")}
+    if log is None:
+        why = f"no cgroup oom_kill count rose and {log_source}"
+    else:
+        why = f"the kernel log ({log_source}) has no OOM kill of the build's processes in the attempt's time"
+    return {"status": "unconfirmed", "source": None, "victim": None, "pid": None, "rss": None, "detail": why}
+
+
+class AttemptMemory:
+    """One attempt's guard, its cgroup's OOM-kill count before it started, and its time window."""
+
+    def __init__(self, guard: MemoryGuard, rec: Any, number: int,
+                 kernel_log: Callable[[], tuple[Any, str]] | None = None) -> None:
         self.guard = guard
         self.rec = rec
         self.number = number
         self.oom_before = oom_kills()
+        self.started = time.monotonic()
+        self.kernel_log = kernel_log
 
-    def finish(self) -> dict[str, Any]:
-        """The attempt record's ``memory``: the guard's figures and OOM kills confirmed by the cgroup."""
+    def finish(self, *, killed: bool = False, compiles: Sequence[Any] = ()) -> dict[str, Any]:
+        """The attempt record's ``memory``: the guard's figures, the peak per compile job, and, after a
+        kill, whether it was an OOM kill (``oom``).
+
+        ``compiles``: what the job-limit launcher recorded (joblimit.Compile): exact peaks per compile
+        (``wait4``'s ru_maxrss) and the compilers' PIDs, beside what the guard's samples saw.
+        """
         data = self.guard.summary()
         after = oom_kills()
+        counted = None
         if self.oom_before is not None and after is not None:
-            data["oom_kills"] = after - self.oom_before
+            counted = data["oom_kills"] = after - self.oom_before
             if after > self.oom_before:
                 self.rec.event("memory.oom_kill", attempt=self.number, count=after - self.oom_before,
                                source="cgroup oom_kill count")
+        sampled = self.guard.peak_job
+        best = max((c for c in compiles if getattr(c, "peak_rss", None)), key=lambda c: c.peak_rss, default=None)
+        if best is not None and (sampled is None or best.peak_rss >= sampled.rss):
+            data["peak_rss_per_job"], data["peak_rss_job"] = best.peak_rss, best.name
+        elif sampled is not None:
+            data["peak_rss_per_job"], data["peak_rss_job"] = sampled.rss, sampled.name
+        if killed or counted:
+            from rocmbuild.process import kernlog
+
+            log, source = (self.kernel_log or kernlog.kernel_log)()
+            pids = {*self.guard.seen, *(c.pid for c in compiles)}
+            data["oom"] = oom = confirm_oom(counted, log, source, pids=pids, memcgs=self.guard.memcgs,
+                                            since=self.started - 1.0, until=time.monotonic() + KILL_WINDOW_S)
+            self.rec.event("memory.oom_checked", attempt=self.number, **oom)
         return data
 
 

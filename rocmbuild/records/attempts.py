@@ -48,6 +48,7 @@ class AttemptRecord:
     cache: Mapping[str, Any] | None = None
     memory: Mapping[str, Any] | None = None
     provenance: Mapping[str, Any] | None = None
+    jobs: Mapping[str, Any] | None = None  # issue 16 (additive): the global job limit and what its slots saw
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -68,6 +69,8 @@ class AttemptRecord:
             data["cache"] = dict(self.cache)
         if self.memory is not None:
             data["memory"] = dict(self.memory)
+        if self.jobs is not None:
+            data["jobs"] = dict(self.jobs)
         if self.provenance is not None:
             data["provenance"] = dict(self.provenance)
         return data
