@@ -34,7 +34,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rocmbuild import paths
-
 from rocmbuild.process import command as proc
 
 REMOTE_ENV = "ROCMBUILD_CACHE_REMOTE"

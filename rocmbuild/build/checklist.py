@@ -16,13 +16,12 @@ from dataclasses import replace
 from pathlib import Path
 
 from rocmbuild.build import preflight
-
-from rocmbuild.process import command as proc
+from rocmbuild.build.plan import BuildPlan
+from rocmbuild.build.recipe import Recipe
 from rocmbuild.host.arch import Targets
 from rocmbuild.host.hipcompiler import HipCompiler
 from rocmbuild.host.rocm import Rocm
-from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.recipe import Recipe
+from rocmbuild.process import command as proc
 
 
 def find_hipcc(hipcc: str | None, env: Mapping[str, str]) -> str | None:

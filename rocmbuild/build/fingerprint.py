@@ -21,9 +21,8 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-
-from rocmbuild.process import command as proc
 from rocmbuild.build.plan import BuildPlan
+from rocmbuild.process import command as proc
 
 # Variables that change what a build produces (not how fast): compilers, flags, CMake's inputs.
 # MAX_JOBS and the like are deliberately absent: halving jobs builds the same thing.

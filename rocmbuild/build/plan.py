@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.build.environment import EnvChange, apply_changes, changed_variables, variables_set
+from rocmbuild.build.recipe import Recipe
 from rocmbuild.host.arch import Targets
 from rocmbuild.host.hipcompiler import HipCompiler, device_lib_path
 from rocmbuild.host.rocm import Rocm
-from rocmbuild.build.recipe import Recipe
 from rocmbuild.records.redact import redact_value
+
 
 def rocm_json(rocm: Rocm | None) -> dict[str, Any]:
     """The plan's ``rocm`` object (contract: the same keys whether ROCm was found or not)."""

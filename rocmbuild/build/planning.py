@@ -17,15 +17,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rocmbuild.host import arch as archmod
 from rocmbuild import paths
-from rocmbuild.host import hipcompiler
-from rocmbuild.host import facts as hostmod
 from rocmbuild.build.environment import EnvChange, apply_changes, base_changes, choose_jobs, split_path
-from rocmbuild.errors import SourceError, UsageError
-from rocmbuild.options import BuildOptions
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.build.recipe import Recipe, find_recipe
+from rocmbuild.errors import SourceError, UsageError
+from rocmbuild.host import arch as archmod
+from rocmbuild.host import facts as hostmod
+from rocmbuild.host import hipcompiler
+from rocmbuild.options import BuildOptions
 from rocmbuild.services import Services
 
 

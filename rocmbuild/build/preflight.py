@@ -23,11 +23,16 @@ from pathlib import Path
 
 from rocmbuild.host import ldcache
 from rocmbuild.host.arch import Targets
-from rocmbuild.host.rocm import Rocm
-
-from rocmbuild.process import command as proc
-from rocmbuild.host.hipcompiler import MIN_LLVM_FOR_GFX942, HipCompiler, built_device_libs, device_lib_path, newer_clangs
+from rocmbuild.host.hipcompiler import (
+    MIN_LLVM_FOR_GFX942,
+    HipCompiler,
+    built_device_libs,
+    device_lib_path,
+    newer_clangs,
+)
 from rocmbuild.host.libraries import library_package_hint
+from rocmbuild.host.rocm import Rocm
+from rocmbuild.process import command as proc
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 

@@ -22,9 +22,9 @@ from typing import Any
 import filelock
 
 from rocmbuild.build import fingerprint
+from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
-from rocmbuild.build.plan import BuildPlan
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Streams
 

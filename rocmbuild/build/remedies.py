@@ -25,16 +25,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal, Protocol
 
-from rocmbuild.host import ldcache
-
-from rocmbuild.process import command as proc
-from rocmbuild.host.arch import Detection, detect_local_archs
-from rocmbuild.diagnosis.catalogue import REMEDY_NAMES
+from rocmbuild.build.effects import Effect, RemovePaths, Uninstall
 from rocmbuild.build.environment import EnvChange, split_path
 from rocmbuild.build.jobsizing import next_jobs
-from rocmbuild.host.libraries import library_base, library_package_hint
 from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.effects import Effect, RemovePaths, Uninstall
+from rocmbuild.diagnosis.catalogue import REMEDY_NAMES
+from rocmbuild.host import ldcache
+from rocmbuild.host.arch import Detection, detect_local_archs
+from rocmbuild.host.libraries import library_base, library_package_hint
+from rocmbuild.process import command as proc
 from rocmbuild.process.command import capture
 
 

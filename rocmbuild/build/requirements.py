@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocmbuild.process import command as proc
-from rocmbuild.errors import UsageError
 from rocmbuild.build.plan import BuildPlan
+from rocmbuild.errors import UsageError
+from rocmbuild.process import command as proc
 
 ROCM_TORCH_INDEX = "https://download.pytorch.org/whl/rocm6.4"
 _URL = re.compile(r"^(https?|file)://", re.IGNORECASE)

@@ -23,11 +23,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from rocmbuild.build import effects
 from rocmbuild.build.checklist import after_prepare_command
 from rocmbuild.build.context import RunContext
 from rocmbuild.build.ladder import Decision, FailedAttempt, backoff_s, compiled_anything, decide
 from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build import effects
 from rocmbuild.build.remedies import REMEDIES, RemedyContext
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
@@ -297,10 +297,7 @@ class BuildSession:
         cache_stats = self._cache_stats(number, plan)
         jobs = slots.finish(time.time())  # the limit in force, the peak concurrency the slots saw
         self._write_repro(number, plan, outcome)
-        if outcome.succeeded:
-            diagnosis = self._verify_artifacts(plan, log)
-        else:
-            diagnosis = self._diagnose(outcome, classifier)
+        diagnosis = self._verify_artifacts(plan, log) if outcome.succeeded else self._diagnose(outcome, classifier)
         memory_figures = None
         if memory is not None:  # the guard's figures, the peak per job, an OOM kill confirmed or not
             memory_figures = memory.finish(killed=diagnosis is not None and looks_killed(
