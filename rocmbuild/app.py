@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -156,6 +156,37 @@ def _lock_for(source: Path) -> tuple[filelock.FileLock, Path]:
     return filelock.FileLock(str(directory / f"{digest}.lock")), directory / f"{digest}.pid"
 
 
+@contextlib.contextmanager
+def source_locked(source: Path) -> Iterator[None]:
+    """Hold both locks on a source tree (a build or a resume): one per path in the user's state dir
+    (with the holder's PID, for the message a second run gets), one on the tree itself (flock)."""
+    lock, pid_file = _lock_for(source)
+    try:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
+        holder = pid_file.read_text().strip() if pid_file.is_file() else "unknown"
+        raise LockHeldError(f"another rocmbuild (PID {holder}) is building in {source}",
+                            why="two builds in one source tree would corrupt each other",
+                            todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
+    except OSError as exc:  # after Timeout, which is an OSError too
+        raise _state_dir_error(pid_file.parent, exc) from None
+    tree_lock: TreeLock | None = None
+    try:
+        try:
+            pid_file.write_text(str(os.getpid()))
+        except OSError as exc:
+            raise _state_dir_error(pid_file.parent, exc) from None
+        # The lock above is keyed by the path under this user's state dir; this one by the tree itself.
+        tree_lock = TreeLock(source).acquire() if source.is_dir() else None
+        yield
+    finally:
+        if tree_lock is not None:
+            tree_lock.release()
+        with contextlib.suppress(OSError):
+            pid_file.unlink(missing_ok=True)
+        lock.release()
+
+
 def _state_dir_error(where: Path, exc: OSError) -> UsageError:
     return UsageError(f"cannot write rocmbuild's state directory ({where})", why=exc.strerror or str(exc),
                       todo="free space there or make it writable, or point XDG_STATE_HOME at a writable directory")
@@ -233,24 +264,7 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
                provided: Sequence[Any] = (), run_dirs: list[Path] | None = None) -> tuple[Outcome, int]:
     """One recipe: its locks, run dir and records around ``_run_recorded``; the record always ends."""
     streams = ctx.streams
-    lock, pid_file = _lock_for(plan.source)
-    try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
-        holder = pid_file.read_text().strip() if pid_file.is_file() else "unknown"
-        raise LockHeldError(f"another rocmbuild (PID {holder}) is building in {plan.source}",
-                            why="two builds in one source tree would corrupt each other",
-                            todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
-    except OSError as exc:  # after Timeout, which is an OSError too
-        raise _state_dir_error(pid_file.parent, exc) from None
-    tree_lock: TreeLock | None = None
-    try:
-        try:
-            pid_file.write_text(str(os.getpid()))
-        except OSError as exc:
-            raise _state_dir_error(pid_file.parent, exc) from None
-        # The lock above is keyed by the path under this user's state dir; this one by the tree itself.
-        tree_lock = TreeLock(plan.source).acquire() if plan.source.is_dir() else None
+    with source_locked(plan.source):
         base_plan = plan  # the fingerprint is of the command's plan, before the cache's launchers
         plan, cache = _cache_for(plan, options, ctx.services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
@@ -287,12 +301,6 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
             raise
         finally:
             rec.close()
-    finally:
-        if tree_lock is not None:
-            tree_lock.release()
-        with contextlib.suppress(OSError):
-            pid_file.unlink(missing_ok=True)
-        lock.release()
 
 
 def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, Any]:

@@ -319,7 +319,7 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
 @click.argument("run_dir")
 def resume(run_dir: str) -> None:
     """Continue an interrupted or killed run in RUN_DIR where it stopped (same run dir, remedies kept)."""
-    from rocmbuild.records.resume import resume_run
+    from rocmbuild.resuming import resume_run
 
     raise SystemExit(resume_run(run_dir, dict(os.environ), _streams()))
 

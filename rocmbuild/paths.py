@@ -20,6 +20,11 @@ def state_dir(*parts: str) -> Path:
     return Path(platformdirs.user_state_dir(APP)).joinpath(*parts)
 
 
+def runs_root() -> Path:
+    """Where run directories go unless ``--run-dir`` says otherwise (and ``latest``, the history index)."""
+    return state_dir("runs")
+
+
 def cache_dir(*parts: str) -> Path:
     """``$XDG_CACHE_HOME/rocmbuild/PARTS``."""
     return Path(platformdirs.user_cache_dir(APP)).joinpath(*parts)

@@ -18,12 +18,11 @@ from rocmbuild.build import launcher
 from rocmbuild.build.joblimit import (
     AttemptSlots,
     Compile,
-    install_launcher,
-    launcher_env,
     parse_compiles,
     peak_concurrency,
     summarise,
 )
+from rocmbuild.build.launchshim import install_launcher, launcher_env
 from tests.test_cache import needs_ccache
 from tests.test_e2e_ladder import ROCMBUILD, base_env
 

@@ -34,6 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rocmbuild import paths
+from rocmbuild.build.launchshim import LAUNCHER_LANGS, install_launcher
 from rocmbuild.process import command as proc
 
 REMOTE_ENV = "ROCMBUILD_CACHE_REMOTE"
@@ -51,7 +52,6 @@ WRAPPER_MARKER = ".rocmbuild-hip-clang-wrapper"
 """File in a wrapper dir naming the real clang dir (so we never wrap a wrapper)."""
 
 SUPPORTED_TOOLS = ("ccache", "sccache")  # order = preference
-LAUNCHER_LANGS = ("C", "CXX", "HIP")
 
 # ccache 4.7 --print-stats keys.  "Uncacheable" and "errors" follow ccache's own
 # grouping in `ccache -s` (src/core/Statistics.cpp, FLAG_UNCACHEABLE / FLAG_ERROR).
@@ -346,7 +346,7 @@ def _atomic_symlink(path: Path, target: Path) -> None:
 def wrapper_script(ccache_path: Path, real_compiler: Path) -> str:
     """The wrapper: compile-only calls (-c) go through the cache, everything else straight on.
 
-    ``ccache_path`` is the job-limit shim in a run (joblimit.py: it takes a slot, then runs ccache)
+    ``ccache_path`` is the job-limit shim in a run (launchshim.py: it takes a slot, then runs ccache)
     or ccache itself; both are called as ``TOOL COMPILER ARGS...``.
 
     hipcc also calls clang for ``--version``, ``-print-target-triple`` and links:
@@ -681,7 +681,6 @@ class CompilerCache:
         hipcc's clang wrapper would wrap a compiler the build does not use.
         Raises UsageError for a ``--cache-remote`` the tool cannot use (exit 2).
         """
-        from rocmbuild.build import joblimit
         from rocmbuild.errors import UsageError
 
         tool = detect_cache(env, run)
@@ -697,7 +696,7 @@ class CompilerCache:
         wrapper_dir: Path | None = None
         real = find_real_clang_dir(env, run) if tool.name == "ccache" and not hip_compiler_is_clang else None
         # Every compile goes through the job-limit launcher first, then the cache (the shim runs both).
-        shim = joblimit.install_launcher(tool.path)
+        shim = install_launcher(tool.path)
         if real is not None:
             wrapper_dir = default_wrapper_dir(real, tool, shim)
             write_wrappers(wrapper_dir, real, shim)

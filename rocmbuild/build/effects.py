@@ -32,7 +32,7 @@ from rocmbuild.process.safedelete import remove_paths
 
 if TYPE_CHECKING:
     from rocmbuild.build.plan import BuildPlan
-    from rocmbuild.build.remedies import RemedyResult
+    from rocmbuild.build.remedybase import RemedyResult
     from rocmbuild.records.recorder import RunRecorder
 
 

@@ -4,9 +4,8 @@ rocmbuild routes every compile through its launcher (``launcher.py``, stdlib onl
 CMake's ``CMAKE_<LANG>_COMPILER_LAUNCHER`` (also in ``CMAKE_ARGS`` for vLLM) and the hipcc clang
 wrapper (cache.py).  This module owns the rocmbuild side of it:
 
-* ``install_launcher``: the one-word shim (``rocmbuild-launch`` or ``rocmbuild-launch-ccache``) that
-  runs the launcher with this interpreter, in the user cache dir, so a CMake cache that remembered it
-  still finds it in the next attempt and the next run;
+* ``limit_only_changes``: the plan changes that route compiles through the limit-only shim
+  (``launchshim.py`` writes the shims) when no compiler cache is in use;
 * ``AttemptSlots``: per attempt, the slot directory in the run dir with the limit in force (the
   plan's job count) and ``ROCMBUILD_JOB_SLOTS`` for the attempt's environment;
 * ``read_compiles`` / ``summarise`` (pure): peak concurrency the slots saw, compiles, time spent
@@ -22,9 +21,7 @@ import contextlib
 import hashlib
 import json
 import os
-import shlex
 import shutil
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,52 +29,7 @@ from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.build import launcher
-
-LAUNCHER_SCRIPT = Path(launcher.__file__)
-SLOTS_ENV = launcher.SLOTS_ENV
-LAUNCHER_LANGS = ("C", "CXX", "HIP")
-
-
-def shim_text(python: str, cache_tool: Path | None) -> str:
-    """The shim: ``exec python -I -S launcher.py [ccache] "$@"`` (-I -S: no site, ~10 ms a start)."""
-    words = [python, "-I", "-S", str(LAUNCHER_SCRIPT), *([str(cache_tool)] if cache_tool else [])]
-    return ("#!/bin/sh\n# Written by rocmbuild (rocmbuild/build/joblimit.py): the global job limit for every compile.\n"
-            f"exec {' '.join(shlex.quote(w) for w in words)} \"$@\"\n")
-
-
-def install_launcher(cache_tool: Path | None = None, python: str | None = None,
-                     directory: Path | None = None) -> Path:
-    """Write (idempotent, atomic) and return the shim: limit-only, or limit then ``cache_tool``."""
-    python = python or sys.executable
-    text = shim_text(python, cache_tool)
-    if directory is None:
-        key = hashlib.sha256(text.encode()).hexdigest()[:12]
-        directory = paths.cache_dir("launcher", key)
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / (f"rocmbuild-launch-{cache_tool.name}" if cache_tool else "rocmbuild-launch")
-    if not path.is_file() or path.read_text() != text:
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text)
-        tmp.chmod(0o755)
-        os.replace(tmp, path)  # concurrent runs never see a half-written shim
-    return path
-
-
-def launcher_env(launcher_path: Path, caller_env: Mapping[str, str], *, cmake_args: bool = True) -> dict[str, str]:
-    """CMake's compiler launchers (environment and ``CMAKE_ARGS``) set to the shim (pure).
-
-    A launcher the caller set explicitly is left alone, as the cache leaves the caller's settings.
-    vLLM splits ``CMAKE_ARGS`` on whitespace: a shim path with a space does not go there.
-    """
-    env = {f"CMAKE_{lang}_COMPILER_LAUNCHER": str(launcher_path) for lang in LAUNCHER_LANGS
-           if f"CMAKE_{lang}_COMPILER_LAUNCHER" not in caller_env}
-    if cmake_args and not any(c.isspace() for c in str(launcher_path)):
-        existing = caller_env.get("CMAKE_ARGS", "")
-        extra = [f"-DCMAKE_{lang}_COMPILER_LAUNCHER={launcher_path}" for lang in LAUNCHER_LANGS
-                 if f"-DCMAKE_{lang}_COMPILER_LAUNCHER" not in existing]
-        if extra:
-            env["CMAKE_ARGS"] = " ".join([existing, *extra]).strip()
-    return env
+from rocmbuild.build.launchshim import install_launcher, launcher_env
 
 
 def limit_only_changes(caller_env: Mapping[str, str], run: Any = None, *,
@@ -216,7 +168,7 @@ class AttemptSlots:
         except OSError:  # a full run dir: the build still runs, without the limit (summary: limit null)
             self.env: dict[str, str] = {}
             return
-        self.env = {SLOTS_ENV: str(self.directory)}
+        self.env = {launcher.SLOTS_ENV: str(self.directory)}
 
     def finish(self, ended_at: float) -> dict[str, Any]:
         """Read what the launchers recorded; the slot files go (the records stay, as evidence)."""

@@ -1,6 +1,6 @@
 """The compile launcher (issue 16): one slot of the run's global job limit per compile, and its record.
 
-Run as ``python -I -S launcher.py COMMAND ARGS...`` (through the shim ``joblimit.install_launcher``
+Run as ``python -I -S launcher.py COMMAND ARGS...`` (through the shim ``launchshim.install_launcher``
 writes) by CMake's ``CMAKE_<LANG>_COMPILER_LAUNCHER`` and by the hipcc clang wrapper, before ccache
 or the compiler.  Owns the hot path of every compile, so it imports only the standard library:
 

@@ -20,73 +20,20 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Literal, Protocol
 
-from rocmbuild.build.effects import Effect, RemovePaths, Uninstall
+from rocmbuild.build.effects import RemovePaths, Uninstall
 from rocmbuild.build.environment import EnvChange, split_path
 from rocmbuild.build.jobsizing import next_jobs
 from rocmbuild.build.plan import BuildPlan
+from rocmbuild.build.remedybase import DiagnosisLike, RemedyContext, RemedyResult, cmake_caches
+from rocmbuild.build.treeremedies import narrow_archs, sync_submodules
 from rocmbuild.diagnosis.catalogue import REMEDY_NAMES
 from rocmbuild.host import ldcache
-from rocmbuild.host.arch import Detection, detect_local_archs
 from rocmbuild.host.libraries import library_base, library_package_hint
 from rocmbuild.process import command as proc
-from rocmbuild.process.command import capture
-
-
-class DiagnosisLike(Protocol):
-    @property
-    def category(self) -> str: ...
-    @property
-    def fields(self) -> Mapping[str, str]: ...
-
-
-@dataclass(frozen=True)
-class RemedyResult:
-    """What a remedy decided: the next plan and its effects; ``applied`` False = it cannot help."""
-
-    name: str
-    applied: bool
-    plan: BuildPlan  # the next plan, if it applies
-    detail: str
-    effects: tuple[Effect, ...] = ()
-    # When applying also depends on the effects (effects.settle): "removed" = only if something was
-    # removed, "uninstalled" = only if something was uninstalled.  A failed command never applies.
-    applies_if: Literal["always", "removed", "uninstalled"] = "always"
-    warning: str | None = None
-
-
-@dataclass(frozen=True)
-class RemedyContext:
-    """What remedies may read from the outside world (replaceable in tests); they change nothing in it."""
-
-    run: proc.Run = capture  # read-only helper commands: the build's Python for its site dirs, ldconfig -p
-    extra_library_dirs: tuple[Path, ...] = ()
-    cache_in_use: bool = False
-    # Local GPU detection (narrow_archs); the session passes Services.detect_arch.
-    detect_archs: Callable[[], Detection | None] = detect_local_archs
-
-
-# --- what a clean would remove (read-only) ---------------------------------
-
-def cmake_caches(source: Path, max_depth: int = 4) -> list[str]:
-    """Relative paths of CMakeCache.txt files and CMakeFiles dirs in the tree (no symlinks followed)."""
-    found: list[str] = []
-    root_depth = len(source.parts)
-    for dirpath, dirnames, filenames in os.walk(source, followlinks=False):
-        here = Path(dirpath)
-        dirnames[:] = [d for d in dirnames if d not in (".git", "node_modules") and not (here / d).is_symlink()]
-        if len(here.parts) - root_depth >= max_depth:
-            dirnames[:] = []
-        if "CMakeCache.txt" in filenames:
-            found.append(str((here / "CMakeCache.txt").relative_to(source)))
-            if "CMakeFiles" in dirnames:
-                found.append(str((here / "CMakeFiles").relative_to(source)))
-    return found
-
 
 # --- library search ---------------------------------------------------------
 
@@ -296,9 +243,7 @@ REMEDIES: dict[str, Remedy] = {
     "reduce_jobs": reduce_jobs,
     "wait_and_retry": wait_and_retry,
     "set_cmake_policy_minimum": set_cmake_policy_minimum,
+    "sync_submodules": sync_submodules,  # issue 17's remedies live in treeremedies.py
+    "narrow_archs": narrow_archs,
 }
-# Issue 17's remedies live in their own module (it imports RemedyResult from here, so registered last).
-from rocmbuild.build.treeremedies import narrow_archs, sync_submodules  # noqa: E402
-
-REMEDIES.update({"sync_submodules": sync_submodules, "narrow_archs": narrow_archs})
 assert tuple(REMEDIES) == REMEDY_NAMES

@@ -4,7 +4,7 @@ Owns ``sync_submodules`` (a submodule points at a commit its checkout does not
 have: stale submodule URLs after upstream moved them, pytorch#47529) and
 ``narrow_archs`` (the final link overflows 32-bit relocations because the fat
 binary holds too many gfx targets; upstream's only fix is fewer targets,
-rocBLAS#1448).  Both are registered in ``remedies.REMEDIES``; like every
+rocBLAS#1448).  Both are registered in ``remedies.REMEDIES`` and build on remedybase.py; like every
 remedy, one that finds nothing to do says so and spends no attempt.  Both are
 read-only: the git commands and the fresh configure's removals are effects
 (effects.py), carried out by the session's executor.
@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 
 from rocmbuild.build.effects import RemovePaths, RunCommands
 from rocmbuild.build.environment import EnvChange
+from rocmbuild.build.remedybase import RemedyResult, cmake_caches
 from rocmbuild.host.arch import Targets, processor_of
 
 if TYPE_CHECKING:
     from rocmbuild.build.plan import BuildPlan
-    from rocmbuild.build.remedies import DiagnosisLike, RemedyContext, RemedyResult
+    from rocmbuild.build.remedybase import DiagnosisLike, RemedyContext
 
 # Fetching a submodule can take long (a big repo over a slow link), but not forever.
 GIT_TIMEOUT_S = 1800
@@ -34,8 +35,6 @@ SYNC_COMMANDS = (
 
 def sync_submodules(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
     """Re-sync submodule URLs and update them; read-only (looks for .git): the git commands are an effect."""
-    from rocmbuild.build.remedies import RemedyResult
-
     name = "sync_submodules"
     if not (plan.source / ".git").exists():
         return RemedyResult(name, False, plan, f"{plan.source} is not a git checkout: nothing to sync "
@@ -61,8 +60,6 @@ def narrower_archs(requested: Targets, local: Sequence[str]) -> Targets | None:
 def narrow_archs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
     """The arch list becomes the requested archs the local GPUs need; read-only: detects the GPUs and
     lists the CMake caches, whose removal (a fresh configure) is an effect."""
-    from rocmbuild.build.remedies import RemedyResult, cmake_caches
-
     name = "narrow_archs"
     detection = ctx.detect_archs()
     local = detection.targets if detection else ()

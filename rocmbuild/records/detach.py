@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from rocmbuild import paths
 from rocmbuild.errors import UsageError
-from rocmbuild.records.recorder import runs_root
 
 CONSOLE_LOG = "console.log"
 PID_FILE = "rocmbuild.pid"
@@ -33,7 +33,7 @@ def detached_run_dir(names: Sequence[str], run_dir: Path | None) -> Path:
         path = run_dir
     else:
         label = "+".join(Path(n).stem for n in names) or "build"
-        path = runs_root() / f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{label}-{os.getpid()}"
+        path = paths.runs_root() / f"{datetime.now().strftime('%Y%m%d-%H%M%S')}-{label}-{os.getpid()}"
     try:
         path.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -17,13 +17,13 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmbuild.records.recorder import runs_root
+from rocmbuild import paths
 
 INDEX_NAME = "runs.index"
 
 
 def index_path() -> Path:
-    return runs_root().parent / INDEX_NAME
+    return paths.runs_root().parent / INDEX_NAME
 
 
 def remember_run_dir(path: Path) -> None:
@@ -40,7 +40,7 @@ def remember_run_dir(path: Path) -> None:
 def run_dirs() -> list[Path]:
     """Every run dir known: those under the state dir and those in the index, each once, existing ones only."""
     found: dict[str, Path] = {}
-    root = runs_root()
+    root = paths.runs_root()
     candidates: list[Path] = [p.parent for p in root.glob("*/summary.json")] if root.is_dir() else []
     candidates += [p.parent for p in root.glob("*/*/summary.json")] if root.is_dir() else []  # several recipes
     with contextlib.suppress(OSError):

@@ -25,15 +25,12 @@ from rocmbuild.errors import UsageError
 from rocmbuild.records.attempts import AttemptRecord
 from rocmbuild.records.eventlog import json_logger
 from rocmbuild.records.events import EventName
+from rocmbuild.records.history import remember_run_dir
 from rocmbuild.records.redact import redact, redact_value, secret_name
 
 PRIVATE_DIR = 0o700  # records may describe a private tree: readable by their owner only
 PRIVATE_FILE = 0o600
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def runs_root() -> Path:
-    return paths.state_dir("runs")
 
 
 def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path:
@@ -42,7 +39,7 @@ def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path
         path = run_dir_option / recipe if several else run_dir_option
     else:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-        path = runs_root() / f"{stamp}-{recipe}-{os.getpid()}"
+        path = paths.runs_root() / f"{stamp}-{recipe}-{os.getpid()}"
     if (path / "summary.json").exists() or (path / "events.jsonl").exists():
         raise UsageError(f"the run directory {path} already holds a run",
                          why="a second run there would mix its logs and events with the first one's",
@@ -54,7 +51,7 @@ def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path
         raise UsageError(f"cannot create the run directory {path}", why=exc.strerror or str(exc),
                          todo="pass --run-dir DIR pointing at a writable directory") from None
     # `rocmbuild report latest` follows this link, also to a --run-dir elsewhere.
-    latest = runs_root() / "latest"
+    latest = paths.runs_root() / "latest"
     try:
         latest.parent.mkdir(parents=True, exist_ok=True)
         if latest.is_symlink() or latest.exists():
@@ -62,9 +59,7 @@ def new_run_dir(recipe: str, run_dir_option: Path | None, several: bool) -> Path
         latest.symlink_to(path.resolve())
     except OSError:
         pass  # a read-only or racing state dir only costs the shortcut
-    if runs_root().resolve() not in path.resolve().parents:  # `rocmbuild history` finds it through the index
-        from rocmbuild.records.history import remember_run_dir
-
+    if paths.runs_root().resolve() not in path.resolve().parents:  # `rocmbuild history` finds it through the index
         remember_run_dir(path.resolve())
     return path.resolve()
 
@@ -77,7 +72,7 @@ def find_run_dir(which: str | None) -> Path:
             raise UsageError(f"{which} is not a rocmbuild run directory (no summary.json)",
                              todo="pass a directory printed at the end of a build, or 'latest'")
         return path.resolve()
-    root = runs_root()
+    root = paths.runs_root()
     latest = root / "latest"
     if (latest / "summary.json").is_file():
         return latest.resolve()
