@@ -22,10 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import filelock
-
 from rocmbuild import __version__, paths
-from rocmbuild.build.checklist import render_checks
 from rocmbuild.build.context import RunContext
 from rocmbuild.build.plan import BuildPlan, render_plan
 from rocmbuild.build.planning import at_its_turn, check_requires, plan_all
@@ -37,6 +34,7 @@ from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, U
 from rocmbuild.host import facts as hostmod
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.process import containment, runner
+from rocmbuild.process.statelock import Held, StateLock
 from rocmbuild.process.treelock import TreeLock
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
@@ -79,6 +77,8 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
         else:
             text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
             if index in checks:
+                from rocmbuild.build.checklist import render_checks
+
                 text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
             streams.out.write(text + "\n\n")
     streams.out.flush()
@@ -149,14 +149,14 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
 
 # --- building ---------------------------------------------------------------
 
-def _lock_for(source: Path) -> tuple[filelock.FileLock, Path]:
+def _lock_for(source: Path) -> tuple[StateLock, Path]:
     digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
     directory = paths.state_dir("locks")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _state_dir_error(directory, exc) from None
-    return filelock.FileLock(str(directory / f"{digest}.lock")), directory / f"{digest}.pid"
+    return StateLock(str(directory / f"{digest}.lock")), directory / f"{digest}.pid"
 
 
 def _state_dir_error(where: Path, exc: OSError) -> UsageError:
@@ -243,13 +243,13 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
     streams = ctx.streams
     lock, pid_file = _lock_for(plan.source)
     try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
+        lock.acquire()
+    except Held:
         holder = pid_file.read_text().strip() if pid_file.is_file() else "unknown"
         raise LockHeldError(f"another rocmbuild (PID {holder}) is building in {plan.source}",
                             why="two builds in one source tree would corrupt each other",
                             todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
-    except OSError as exc:  # after Timeout, which is an OSError too
+    except OSError as exc:
         raise _state_dir_error(pid_file.parent, exc) from None
     tree_lock: TreeLock | None = None
     try:

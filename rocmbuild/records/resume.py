@@ -158,8 +158,6 @@ def extra_keys(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, services: Any = None) -> int:
     """``rocmbuild resume RUN_DIR``: the workflow of app.build, entered with the recorded state."""
-    import filelock
-
     from rocmbuild import app
     from rocmbuild.build.context import RunContext
     from rocmbuild.build.planning import plan_all
@@ -167,6 +165,7 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
     from rocmbuild.diagnosis.catalogue import load_catalogue
     from rocmbuild.errors import ExitCode, Outcome
     from rocmbuild.process import runner
+    from rocmbuild.process.statelock import Held
     from rocmbuild.records.recorder import RunRecorder, load_run
 
     services = services or app.DEFAULT_SERVICES
@@ -194,8 +193,8 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
                          todo="start a new run (with a higher --max-attempts if the ladder was still going)")
     lock, pid_file = app._lock_for(plan.source)
     try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
+        lock.acquire()
+    except Held:
         raise LockHeldError(f"another rocmbuild is building in {plan.source}",
                             why="two builds in one source tree would corrupt each other",
                             todo="wait for it to finish, then resume") from None
