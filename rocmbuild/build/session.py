@@ -70,10 +70,10 @@ def plan_after_attempt(plan: BuildPlan, outcome: AttemptOutcome, checked_out: bo
 def attempt_steps(plan: BuildPlan) -> tuple[runner.Step, ...]:
     """The steps of one attempt in the source tree: prepare (when due), build, verify (pure)."""
     steps: list[runner.Step] = []
-    if plan.run_prepare:
+    if plan.run_prepare and plan.recipe.steps.prepare:
         steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
         # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
-        from rocmbuild.build.checklist import after_prepare_command  # preflight's module: only with prepare steps
+        from rocmbuild.build.checklist import after_prepare_command  # imports preflight: only with prepare steps
 
         if (check := after_prepare_command(plan)) is not None:
             steps.append(runner.Step("prepare", check))
