@@ -371,9 +371,9 @@ class Classifier:
         in_block = self._block_open and self._failed_line is not None and number > self._failed_line
         decisive_tier = 0 if in_block else 1
         if decisive_tier in self._plain:
-            # Only the boilerplate tier can still take this line: both regexes must say yes, and the
-            # cheaper "no" comes first (a flood of unmatched errors reaches here once per line).
-            if 2 in self._plain or not _NOT_DECISIVE.search(text) or not _ERRORISH.search(text):
+            # Only the boilerplate tier can still take this line: both regexes must say yes (a flood of
+            # unmatched errors reaches here once per line; _ERRORISH is the cheaper, ~5 us against ~20).
+            if 2 in self._plain or not _ERRORISH.search(text) or not _NOT_DECISIVE.search(text):
                 return 0
             tier = 2
         else:
