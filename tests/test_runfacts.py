@@ -75,3 +75,17 @@ def test_a_run_killed_mid_attempt_keeps_its_facts(tmp_path: Path) -> None:
     facts = json.loads((run_dir / FACTS_FILE).read_text())  # written as soon as its probes answered
     assert set(facts) == {"rocm", "hip_compiler", "tools", "source"}
     assert {"cmake", "ninja", "setuptools", "pip", "torch"} <= set(facts["tools"])
+
+
+def test_a_probe_that_ended_during_the_attempt_keeps_its_exit_status() -> None:
+    """The runner reaps zombies left to rocmbuild after each attempt; a probe's is its Popen's to read."""
+    from rocmbuild.process import proctree
+
+    started = command.start(["sh", "-c", "echo broken; exit 3"])
+    assert started.process is not None
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and psutil.Process(started.process.pid).status() != psutil.STATUS_ZOMBIE:
+        time.sleep(0.01)
+    proctree.reap_orphans()  # what the end of every attempt does
+    result = started.result()
+    assert (result.returncode, result.output) == (3, "broken\n")  # not "exit status 0", as a stolen status reads

@@ -146,8 +146,21 @@ class Started:
             self.process.communicate()
             partial = exc.output.decode("utf-8", "replace") if isinstance(exc.output, bytes) else ""
             self.done = CommandResult(None, partial + f"\n{self.argv[0]}: timed out after {self.timeout:g}s")
+        finally:
+            _PENDING.discard(self.process.pid)
         _remember(self.key, self.argv, self.env, self.cwd, self.done)  # as capture() remembers it
         return self.done
+
+
+# Our own children whose exit status a Started has yet to collect: proctree.reap_orphans, which
+# reaps the zombies an attempt leaves re-parented to us, must leave these to their Popen (a reaped
+# child reads as exit status 0, and a failed probe would pass for an answer).
+_PENDING: set[int] = set()
+
+
+def pending_pids() -> frozenset[int]:
+    """PIDs of commands started here and not yet waited for (not the build's; never reap them)."""
+    return frozenset(_PENDING)
 
 
 def _spawn(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | None, timeout: float,
@@ -157,6 +170,7 @@ def _spawn(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | No
             list(argv), env=dict(env) if env is not None else None, cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )
+        _PENDING.add(process.pid)
     except FileNotFoundError:
         return Started(argv, timeout, done=CommandResult(None, f"{argv[0]}: not found", missing=True))
     except PermissionError as exc:
