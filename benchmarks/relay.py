@@ -12,7 +12,9 @@ errors) in a temporary directory, then times, several runs each:
   ``--skip-preflight --no-cache --force``), timed from just before the process is spawned
   to the end of its attempt (``attempt.started`` in events.jsonl plus the attempt's
   ``duration_s``); what rocmbuild does after the attempt (provenance, arch warnings,
-  summary) is reported apart.
+  summary) is reported apart.  The package is byte-compiled first, as an installed rocmbuild
+  runs (see startup.py: with ``PYTHONDONTWRITEBYTECODE`` set, an editable install would compile
+  every module from source at each start).
 
 Prints the median throughputs (MB/s) and their ratio, for each way of
 finding keyword candidates available (one ``find`` per keyword; Aho-Corasick
@@ -171,6 +173,12 @@ def main() -> int:
         ours: dict[bool, list[float]] = {f: [] for f in finders}
         floor: list[float] = []
         cli: list[tuple[float, float]] = []
+        if args.cli:
+            import compileall
+
+            import rocmbuild
+
+            compileall.compile_dir(os.path.dirname(rocmbuild.__file__), quiet=1)
         lines = 0
         for run in range(args.runs):  # interleaved, so drifting machine load hits all alike
             for accelerate in finders:

@@ -20,12 +20,9 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
-
-import filelock
+from typing import TYPE_CHECKING, Any
 
 from rocmbuild import __version__, paths
-from rocmbuild.build.checklist import render_checks
 from rocmbuild.build.context import RunContext
 from rocmbuild.build.plan import BuildPlan, render_plan
 from rocmbuild.build.planning import at_its_turn, check_requires, plan_all
@@ -37,11 +34,15 @@ from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, U
 from rocmbuild.host import facts as hostmod
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.process import containment, runner
+from rocmbuild.process.statelock import Held, StateLock
 from rocmbuild.process.treelock import TreeLock
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.services import Services, Streams
+
+if TYPE_CHECKING:
+    from rocmbuild.records.runfacts import FactsJob
 
 DEFAULT_SERVICES = Services()
 
@@ -76,6 +77,8 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
         else:
             text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
             if index in checks:
+                from rocmbuild.build.checklist import render_checks
+
                 text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
             streams.out.write(text + "\n\n")
     streams.out.flush()
@@ -146,14 +149,14 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
 
 # --- building ---------------------------------------------------------------
 
-def _lock_for(source: Path) -> tuple[filelock.FileLock, Path]:
+def _lock_for(source: Path) -> tuple[StateLock, Path]:
     digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
     directory = paths.state_dir("locks")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _state_dir_error(directory, exc) from None
-    return filelock.FileLock(str(directory / f"{digest}.lock")), directory / f"{digest}.pid"
+    return StateLock(str(directory / f"{digest}.lock")), directory / f"{digest}.pid"
 
 
 @contextlib.contextmanager
@@ -162,13 +165,13 @@ def source_locked(source: Path) -> Iterator[None]:
     (with the holder's PID, for the message a second run gets), one on the tree itself (flock)."""
     lock, pid_file = _lock_for(source)
     try:
-        lock.acquire(timeout=0)
-    except filelock.Timeout:
+        lock.acquire()
+    except Held:
         holder = pid_file.read_text().strip() if pid_file.is_file() else "unknown"
         raise LockHeldError(f"another rocmbuild (PID {holder}) is building in {source}",
                             why="two builds in one source tree would corrupt each other",
                             todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
-    except OSError as exc:  # after Timeout, which is an OSError too
+    except OSError as exc:
         raise _state_dir_error(pid_file.parent, exc) from None
     tree_lock: TreeLock | None = None
     try:
@@ -227,6 +230,11 @@ def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequenc
 def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str], streams: Streams,
           services: Services = DEFAULT_SERVICES) -> int:
     """``rocmbuild build``: every recipe in order, stopping at the first that fails."""
+    # The up-to-date check asks the HIP compiler's version before the first attempt: hipcc takes
+    # 0.2-0.5 s to say what it said last run (process/versionstore.py says when it is asked again).
+    from rocmbuild.process.command import remember_versions
+
+    remember_versions(paths.state_dir("probes"))
     if options.dry_run:
         return show_plans(names, options, environ, streams, services)
     plans = plan_all(names, options, environ, services)
@@ -280,17 +288,19 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         if provided:  # what --requires-from installed for this recipe before its run
             rec.extra["requires_from"] = list(provided)
         from rocmbuild.records.resume import save_resume_state
-        from rocmbuild.records.runfacts import save_facts
+        from rocmbuild.records.runfacts import start_facts
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        # What `report --diff` compares with the last good run: the toolchain as the command's plan sees it,
-        # without rocmbuild's own launcher/cache variables (so the version probes are the fingerprint's,
-        # remembered by command.capture, not asked again in another environment: ~0.3 s of hipcc).
-        save_facts(run_dir, base_plan, ctx.services.run)
+        # What `report --diff` compares with the last good run: gathered beside the first attempt,
+        # complete before the summary is final (_finish, and below); the toolchain as the command's plan
+        # sees it, without rocmbuild's own launcher/cache variables (so the version probes are the
+        # fingerprint's, remembered, not asked again in another environment: ~0.3 s of hipcc).
+        facts = start_facts(run_dir, base_plan, ctx.services.run)
         try:
-            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan)
+            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
+            _wait_for_facts(facts, rec)
             outcome, code = _outcome_of(exc)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
@@ -319,8 +329,14 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
+def _wait_for_facts(facts: FactsJob | None, rec: RunRecorder) -> None:
+    """facts.json complete before the run's final summary; an unwritable one is noted, as events are."""
+    if facts is not None and not facts.wait():
+        rec.write_error = rec.write_error or f"facts.json: {facts.error or 'probes did not finish'}"
+
+
 def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: RunRecorder,
-                  base_plan: BuildPlan | None = None) -> tuple[Outcome, int]:
+                  base_plan: BuildPlan | None = None, facts: FactsJob | None = None) -> tuple[Outcome, int]:
     """One recipe inside its run dir: leftovers, up-to-date check, preflight, the ladder loop, provisioning.
 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
@@ -345,25 +361,25 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     outcome: Outcome
     if provision.up_to_date(base_plan, options, rec, streams):
         return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
-                       "artifacts still verify: nothing was run", options, streams)
+                       "artifacts still verify: nothing was run", options, streams, facts)
     if not options.skip_preflight:
         checks = _preflight(plan, options, services)
         rec.extra["preflight"] = checks_json(checks)
         for check in checks:
             rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
         if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
-            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams)
+            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams, facts)
         failed = [c for c in checks if c.status == "fail" and c.fatal]
         if failed:
             _record_preflight_failure(rec, plan, failed)
             outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
-            return _finish(rec, outcome, reason, options, streams)
+            return _finish(rec, outcome, reason, options, streams, facts)
     session = BuildSession(plan, ctx, rec)
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
         outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
-    return _finish(rec, outcome, reason, options, streams)
+    return _finish(rec, outcome, reason, options, streams, facts)
 
 
 def _start_record(rec: RunRecorder) -> None:
@@ -381,7 +397,8 @@ def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> N
 
 
 def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
-            streams: Streams) -> tuple[Outcome, int]:
+            streams: Streams, facts: FactsJob | None = None) -> tuple[Outcome, int]:
+    _wait_for_facts(facts, rec)
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None

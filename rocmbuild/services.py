@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from rocmbuild.build import preflight
+from rocmbuild.build.probecache import ProbeCache
 from rocmbuild.host import arch as archmod
 from rocmbuild.process import command as proc
 
@@ -46,7 +46,7 @@ class Services:
     clock: Callable[[], float] = time.monotonic  # the budget's clock (deadlines are on it)
     run: proc.Run = proc.capture
     detect_arch: Callable[[], archmod.Detection | None] = archmod.detect_local_archs
-    probes: preflight.ProbeCache = field(default_factory=preflight.ProbeCache)
+    probes: ProbeCache = field(default_factory=ProbeCache)
     attempt: Callable[[AttemptRequest, AttemptHooks], AttemptOutcome] = pty_attempt  # runs one attempt's steps
 
 

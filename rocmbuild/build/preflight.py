@@ -18,9 +18,10 @@ import re
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
+from rocmbuild.build.probecache import ProbeCache  # its own module: Services holds one without this one
 from rocmbuild.host import ldcache
 from rocmbuild.host.arch import Targets
 from rocmbuild.host.hipcompiler import (
@@ -90,20 +91,6 @@ _REJECTIONS = [
 ]
 
 _PROBE_SOURCE = "#include <hip/hip_runtime.h>\n__global__ void rocmbuild_probe() {}\n"
-
-
-@dataclass
-class ProbeCache:
-    """Answers of the HIP compiler, kept by whoever owns the cache (``Services.probes``).
-
-    A compiler does not change while rocmbuild runs, so ``rocmbuild torch vllm`` asks it
-    once; callers that pass no cache (a test's fake runner) always ask.
-    """
-
-    # (real compiler path, ROCM_PATH, HIP_PATH, HIP_CLANG_PATH) -> the version lines
-    versions: dict[tuple[str, ...], str] = field(default_factory=dict)
-    # (real compiler path, version text, arch, HIP_DEVICE_LIB_PATH) -> (accepted, message)
-    probes: dict[tuple[str, str, str, str], tuple[bool, str]] = field(default_factory=dict)
 
 
 def _amd_env(env: Mapping[str, str] | None) -> dict[str, str]:

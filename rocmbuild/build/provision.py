@@ -19,8 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import filelock
-
 from rocmbuild.build import fingerprint
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import Outcome
@@ -171,6 +169,8 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
             if not ok:
                 return WheelResult(False, f"{wheel.name}: {detail}", log=str(log))
             published.append((wheel, _sha256(wheel)))
+        import filelock  # only a run that publishes wheels pays for its import (asyncio)
+
         with filelock.FileLock(str(target / ".manifest.lock")):
             manifest_path = target / MANIFEST
             try:

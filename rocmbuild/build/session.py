@@ -22,13 +22,10 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from rocmbuild.build import effects
-from rocmbuild.build.checklist import after_prepare_command
 from rocmbuild.build.context import RunContext
-from rocmbuild.build.ladder import Decision, FailedAttempt, backoff_s, compiled_anything, decide
 from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.remedies import REMEDIES, RemedyContext
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
 from rocmbuild.process import runner
@@ -39,6 +36,10 @@ from rocmbuild.process.watcher import Progress
 from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import pause
+
+if TYPE_CHECKING:
+    from rocmbuild.build import effects
+    from rocmbuild.build.ladder import Decision, FailedAttempt
 
 
 @dataclass(frozen=True)
@@ -72,9 +73,11 @@ def plan_after_attempt(plan: BuildPlan, outcome: AttemptOutcome, checked_out: bo
 def attempt_steps(plan: BuildPlan) -> tuple[runner.Step, ...]:
     """The steps of one attempt in the source tree: prepare (when due), build, verify (pure)."""
     steps: list[runner.Step] = []
-    if plan.run_prepare:
+    if plan.run_prepare and plan.recipe.steps.prepare:
         steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
         # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
+        from rocmbuild.build.checklist import after_prepare_command  # imports preflight: only with prepare steps
+
         if (check := after_prepare_command(plan)) is not None:
             steps.append(runner.Step("prepare", check))
     steps += [runner.Step("build", c) for c in plan.recipe.steps.build]
@@ -136,6 +139,8 @@ class BuildSession:
         if decision is None or decision.remedy != "wait_and_retry":
             return 0.0
         self.state.waits += 1
+        from rocmbuild.build.ladder import backoff_s
+
         seconds = backoff_s(self.state.waits, self.ctx.limits.backoff_s, random.random())
         self.rec.event("retry.waiting", seconds=round(seconds, 1), reason="transient failure, backing off")
         self.say(f"waiting {seconds:.0f}s before retrying (transient failure)")
@@ -186,6 +191,9 @@ class BuildSession:
         self.say(f"attempt {number} failed: {diagnosis.category}"
                  + (f" at line {diagnosis.line}: {diagnosis.text}" if diagnosis.text else ""))
         progress = outcome.progress
+        # The ladder's modules are imported at the first failure: a build that succeeds never needs them.
+        from rocmbuild.build.ladder import FailedAttempt, compiled_anything
+
         state.history.append(FailedAttempt(
             number=number, ended=outcome.ended, category=diagnosis.category,
             fingerprint=diagnosis.fingerprint(), retryable=diagnosis.retryable, ladder=diagnosis.remedies,
@@ -201,6 +209,8 @@ class BuildSession:
     def _next(self, diagnosis: Diagnosis) -> bool:
         state = self.state
         unavailable: set[str] = set()
+        from rocmbuild.build.ladder import decide
+
         while True:
             decision = decide(state.history, max_attempts=self.ctx.limits.max_attempts,
                               escalate_unknown=self.ctx.policy.escalate_unknown,
@@ -225,6 +235,9 @@ class BuildSession:
 
     def _apply(self, name: str, diagnosis: Diagnosis) -> effects.Applied:
         """The remedy decides (pure or read-only), the one executor carries its effects out, then the record."""
+        from rocmbuild.build import effects
+        from rocmbuild.build.remedies import REMEDIES, RemedyContext
+
         plan = self.state.plan
         ctx = RemedyContext(run=self.ctx.services.run, cache_in_use=self.ctx.cache is not None,
                             detect_archs=self.ctx.services.detect_arch)

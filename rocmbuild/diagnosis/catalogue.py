@@ -54,7 +54,7 @@ from __future__ import annotations
 import functools
 import re
 import tomllib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
@@ -155,6 +155,30 @@ class Signature:
                 return None
             return {k: v for k, v in found.groupdict().items() if v}
         return None
+
+    def match_candidate(self, text: str) -> dict[str, str] | None:
+        """:meth:`match` for a ``text`` that holds one of the keywords (``Catalogue.candidates`` said so).
+
+        The same answer, without the keyword test and with each pattern's required literal tested
+        here rather than in a call per pattern: the classifier asks ~50 signatures of every
+        ``error:`` line, and a build flooding errors prints thousands.
+        """
+        for literal, search in self._gates:
+            if literal and literal not in text:
+                continue
+            found = search(text)
+            if found is None:
+                continue
+            if any(x.search(text) for x in self.exclude):
+                return None
+            return {k: v for k, v in found.groupdict().items() if v}
+        return None
+
+    @functools.cached_property
+    def _gates(self) -> tuple[tuple[str, Callable[[str], Any]], ...]:
+        """Each pattern's (required literal or '', search), compiled at the signature's first candidate line."""
+        return tuple(gate() if (gate := getattr(p, "gate", None)) is not None else ("", p.search)
+                     for p in self.patterns)
 
 
 @dataclass(frozen=True)

@@ -262,7 +262,7 @@ class Classifier:
             return want  # a traceback's source line (`raise ReadTimeoutError(...)`), never the error itself
         matched = False
         for sig in self.catalogue.candidates(text):
-            fields = sig.match(text)
+            fields = sig.match_candidate(text)
             if fields is not None:
                 matched = True
                 want = max(want, self._record(sig, number, text, fields, before))
@@ -371,13 +371,20 @@ class Classifier:
 
     def _note_plain(self, number: int, text: str, before: Sequence[str]) -> int:
         """Remember an error-looking line no signature matched (the decisive line of an unknown failure)."""
-        if not _ERRORISH.search(text):
-            return 0
-        boilerplate = bool(_NOT_DECISIVE.search(text))
         in_block = self._block_open and self._failed_line is not None and number > self._failed_line
-        tier = 0 if in_block and not boilerplate else 1 if not boilerplate else 2
-        if tier in self._plain:
-            return 0
+        decisive_tier = 0 if in_block else 1
+        if decisive_tier in self._plain:
+            # Only the boilerplate tier can still take this line: both regexes must say yes (a flood of
+            # unmatched errors reaches here once per line; _ERRORISH is the cheaper, ~5 us against ~20).
+            if 2 in self._plain or not _ERRORISH.search(text) or not _NOT_DECISIVE.search(text):
+                return 0
+            tier = 2
+        else:
+            if not _ERRORISH.search(text):
+                return 0
+            tier = 2 if _NOT_DECISIVE.search(text) else decisive_tier
+            if tier in self._plain:
+                return 0
         match = _Match(_PLAIN, number, text, {}, tuple(before)[-CONTEXT_BEFORE:], in_block)
         self._plain[tier] = match
         self._open.append(match)

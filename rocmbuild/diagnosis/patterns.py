@@ -141,6 +141,11 @@ class TrustedPattern:
             self.search = self._literal_first if len(self._literal) >= 3 else self._compiled.search
         return self._compiled
 
+    def gate(self) -> tuple[str, Callable[[str], re.Match[str] | None]]:
+        """(required literal or '', the compiled search): for a caller's loop to test the literal inline."""
+        compiled = self.compile()
+        return (self._literal if len(self._literal) >= 3 else ""), compiled.search
+
     def _first_search(self, text: str, /) -> re.Match[str] | None:
         self.compile()
         return self.search(text)

@@ -67,27 +67,132 @@ def capture(
     key = _version_key(argv, env, cwd)
     if key is not None and key in _VERSIONS:
         return _VERSIONS[key]
+    stored = _stored(key, argv, env, cwd)
+    if stored is not None:
+        return stored
     result = _run(argv, env=env, cwd=cwd, timeout=timeout)
-    if key is not None and result.returncode is not None:  # a timed-out probe is asked again next time
-        _VERSIONS[key] = result
+    _remember(key, argv, env, cwd, result)
     return result
 
 
+# Where ``--version`` answers are also remembered across runs (versionstore.py); None = this process only.
+# The build command sets it (``remember_versions``); library callers and tests keep per-process answers.
+_STORE: list[Path] = []
+
+
+def remember_versions(store: Path | None) -> None:
+    """Remember ``TOOL --version`` answers in ``store`` across runs too (None: stop)."""
+    _STORE[:] = [store] if store is not None else []
+
+
+def _stored(key: tuple[object, ...] | None, argv: Sequence[str], env: Mapping[str, str] | None,
+            cwd: Path | None) -> CommandResult | None:
+    if key is None or not _STORE:
+        return None
+    from rocmbuild.process import versionstore
+
+    digest = versionstore.key(argv, env, cwd)
+    answer = versionstore.load(_STORE[0], digest) if digest is not None else None
+    if answer is None:
+        return None
+    result = CommandResult(*answer)
+    _VERSIONS[key] = result
+    return result
+
+
+def _remember(key: tuple[object, ...] | None, argv: Sequence[str], env: Mapping[str, str] | None,
+              cwd: Path | None, result: CommandResult) -> None:
+    if key is None or result.returncode is None:  # a timed-out probe is asked again next time
+        return
+    _VERSIONS[key] = result
+    if _STORE:
+        from rocmbuild.process import versionstore
+
+        digest = versionstore.key(argv, env, cwd)
+        if digest is not None:
+            versionstore.save(_STORE[0], digest, result.returncode, result.output)
+
+
 def _run(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | None, timeout: float) -> CommandResult:
+    return _spawn(argv, env=env, cwd=cwd, timeout=timeout).result()
+
+
+class Started:
+    """A short command already running (:func:`start`); :meth:`result` waits for it, once.
+
+    Not frozen: it holds the live process until its answer is read.
+    """
+
+    def __init__(self, argv: Sequence[str], timeout: float, *, process: subprocess.Popen[bytes] | None = None,
+                 done: CommandResult | None = None, key: tuple[object, ...] | None = None,
+                 env: Mapping[str, str] | None = None, cwd: Path | None = None) -> None:
+        self.argv = list(argv)
+        self.timeout = timeout
+        self.env = env
+        self.cwd = cwd
+        self.process = process
+        self.done = done
+        self.key = key
+
+    def result(self) -> CommandResult:
+        if self.done is not None:
+            return self.done
+        assert self.process is not None
+        try:
+            out, _ = self.process.communicate(timeout=self.timeout)
+            self.done = CommandResult(self.process.returncode, out.decode("utf-8", "replace"))
+        except subprocess.TimeoutExpired as exc:
+            self.process.kill()
+            self.process.communicate()
+            partial = exc.output.decode("utf-8", "replace") if isinstance(exc.output, bytes) else ""
+            self.done = CommandResult(None, partial + f"\n{self.argv[0]}: timed out after {self.timeout:g}s")
+        finally:
+            _PENDING.discard(self.process.pid)
+        _remember(self.key, self.argv, self.env, self.cwd, self.done)  # as capture() remembers it
+        return self.done
+
+
+# Our own children whose exit status a Started has yet to collect: proctree.reap_orphans, which
+# reaps the zombies an attempt leaves re-parented to us, must leave these to their Popen (a reaped
+# child reads as exit status 0, and a failed probe would pass for an answer).
+_PENDING: set[int] = set()
+
+
+def pending_pids() -> frozenset[int]:
+    """PIDs of commands started here and not yet waited for (not the build's; never reap them)."""
+    return frozenset(_PENDING)
+
+
+def _spawn(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | None, timeout: float,
+           key: tuple[object, ...] | None = None) -> Started:
     try:
-        proc = subprocess.run(
+        process = subprocess.Popen(
             list(argv), env=dict(env) if env is not None else None, cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-            timeout=timeout, check=False,
         )
+        _PENDING.add(process.pid)
     except FileNotFoundError:
-        return CommandResult(None, f"{argv[0]}: not found", missing=True)
+        return Started(argv, timeout, done=CommandResult(None, f"{argv[0]}: not found", missing=True))
     except PermissionError as exc:
-        return CommandResult(None, f"{argv[0]}: {exc.strerror}", missing=True)
-    except subprocess.TimeoutExpired as exc:
-        out = exc.output.decode("utf-8", "replace") if isinstance(exc.output, bytes) else ""
-        return CommandResult(None, out + f"\n{argv[0]}: timed out after {timeout:g}s")
-    return CommandResult(proc.returncode, proc.stdout.decode("utf-8", "replace"))
+        return Started(argv, timeout, done=CommandResult(None, f"{argv[0]}: {exc.strerror}", missing=True))
+    return Started(argv, timeout, process=process, key=key, env=env, cwd=cwd)
+
+
+def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
+          timeout: float = 60) -> Started:
+    """:func:`capture`, started now and answered later: the process exists when this returns.
+
+    For what only the records need (facts.json's versions): started before an attempt's step,
+    the command is one of rocmbuild's children from before the step, which the runner does not
+    take for the build's (``proctree.Tree.ignore``), and it runs while the build does.
+    """
+    key = _version_key(argv, env, cwd)
+    if key is not None and key in _VERSIONS:
+        return Started(argv, timeout, done=_VERSIONS[key])
+    stored = _stored(key, argv, env, cwd)
+    if stored is not None:
+        return Started(argv, timeout, done=stored)
+    return _spawn(argv, env=env, cwd=cwd, timeout=timeout, key=key)
 
 
 def capture_many(run: Run, calls: Mapping[str, tuple[Sequence[str], Mapping[str, str] | None, float]]

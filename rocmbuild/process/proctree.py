@@ -64,10 +64,13 @@ def reap_orphans() -> None:
     finished by now (the steps, the helper commands); a Popen whose child is reaped here still
     polls fine (ECHILD counts as exited).
     """
+    from rocmbuild.process.command import pending_pids
+
+    ours = pending_pids()  # helper commands still being answered (facts.json's probes): their Popen reaps them
     with contextlib.suppress(psutil.Error):
         for child in psutil.Process().children():
             with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
-                if child.status() == psutil.STATUS_ZOMBIE:
+                if child.pid not in ours and child.status() == psutil.STATUS_ZOMBIE:
                     os.waitpid(child.pid, os.WNOHANG)
 
 

@@ -1,16 +1,19 @@
 """What a run was built with, beyond its environment: ``facts.json`` in the run dir (issue 16).
 
-Owns collecting, once at the start of a run, the facts ``report --diff`` compares between a
-failing run and the last good one: ROCm root and version, the HIP compiler (path and its
-``--version`` first line), tool versions (cmake, ninja, and setuptools, pip, torch in the build's
-interpreter), the source revision and submodule SHAs.  Each probe is a short command through
-``proc.capture``; a missing tool is recorded as ``null``, never an error.
+Owns collecting, once at the start of a run (beside its first attempt: :func:`start_facts`),
+the facts ``report --diff`` compares between a failing run and the last good one: ROCm root and
+version, the HIP compiler (path and its ``--version`` first line), tool versions (cmake, ninja,
+and setuptools, pip, torch in the build's interpreter), the source revision and submodule SHAs.
+Each probe is a short command through ``proc.capture`` (or ``proc.start``); a missing tool is
+recorded as ``null``, never an error.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,31 +35,39 @@ def _first_line(result: proc.CommandResult) -> str | None:
     return lines[0] if lines else None
 
 
-def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
+def _probe_calls(plan: Any) -> dict[str, tuple[list[str], Any, float]]:
+    """The probes, all independent of each other: ``{name: (argv, env, timeout)}``."""
     env = plan.env
     python = plan.python or "python3"
     compiler = plan.hip_compiler
     source = Path(plan.source)
-    # The probes are independent: run at once, they cost the slowest one before the first attempt.
-    probes: dict[str, tuple[list[str], Any, float]] = {
+    calls: dict[str, tuple[list[str], Any, float]] = {
         "cmake": (["cmake", "--version"], env, 10),
         "ninja": (["ninja", "--version"], env, 10),
         "python": ([python, "-c", _PY_VERSIONS, "setuptools", "pip", "torch"], env, 30),
     }
     if compiler is not None:
-        probes["compiler"] = ([compiler.path, "--version"], env, 10)
+        calls["compiler"] = ([compiler.path, "--version"], env, 10)
     if (source / ".git").exists():
-        probes["revision"] = (["git", "-C", str(source), "rev-parse", "HEAD"], None, 10)
-    results = proc.capture_many(run, probes)
+        calls["revision"] = (["git", "-C", str(source), "rev-parse", "HEAD"], None, 10)
+        # Asked with the revision, not after it: every probe starts before the attempt's step does.
+        if (source / ".gitmodules").is_file():
+            calls["submodules"] = (["git", "-C", str(source), "submodule", "status", "--recursive"], None, 30)
+    return calls
+
+
+def _assemble(plan: Any, results: Mapping[str, proc.CommandResult]) -> dict[str, Any]:
+    compiler = plan.hip_compiler
+    source = Path(plan.source)
     tools: dict[str, str | None] = {"cmake": _first_line(results["cmake"]), "ninja": _first_line(results["ninja"])}
     result = results["python"]
     with contextlib.suppress(json.JSONDecodeError, IndexError):
         tools.update(json.loads(result.output.strip().splitlines()[-1]) if result.ok else {})
     revision = _first_line(results["revision"]) if "revision" in results else None
     submodules: dict[str, str] = {}
-    if revision and (source / ".gitmodules").is_file():
-        status = run(["git", "-C", str(source), "submodule", "status", "--recursive"], timeout=30)
-        for line in status.output.splitlines() if status.ok else []:
+    status = results.get("submodules")
+    if revision and status is not None and status.ok:
+        for line in status.output.splitlines():
             parts = line.strip().lstrip("+-U").split()
             if len(parts) >= 2:
                 submodules[parts[1]] = parts[0]
@@ -69,11 +80,71 @@ def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
     }
 
 
-def save_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> None:
+def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
+    """The facts, asked now (the probes at once: they cost the slowest one)."""
+    return _assemble(plan, proc.capture_many(run, _probe_calls(plan)))
+
+
+def _write(run_dir: Path, facts: Mapping[str, Any]) -> None:
     from rocmbuild.records.recorder import write_private
     from rocmbuild.records.redact import redact
 
-    write_private(run_dir / FACTS_FILE, json.dumps(redact(collect_facts(plan, run)), indent=2) + "\n")
+    write_private(run_dir / FACTS_FILE, json.dumps(redact(dict(facts)), indent=2) + "\n")
+
+
+def save_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> None:
+    _write(run_dir, collect_facts(plan, run))
+
+
+class FactsJob:
+    """facts.json being gathered while the run goes on (:func:`start_facts`); :meth:`wait` ends it.
+
+    Nothing in facts.json decides anything before the first attempt, and its probes take
+    0.2-0.5 s (hipcc is a perl script that probes for GPUs, the build's Python imports
+    importlib.metadata): they run beside the attempt.  The file is written by a thread the
+    moment the last answer is in, so a run killed after that still has it; a run killed in
+    the first second may have none (``report --diff`` then compares what summary.json holds).
+    """
+
+    def __init__(self, run_dir: Path, plan: Any, started: Mapping[str, Callable[[], proc.CommandResult]]) -> None:
+        self.run_dir = run_dir
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._finish, args=(plan, started), name="rocmbuild-facts",
+                                        daemon=True)
+        self._thread.start()
+
+    def _finish(self, plan: Any, started: Mapping[str, Callable[[], proc.CommandResult]]) -> None:
+        try:
+            _write(self.run_dir, _assemble(plan, {name: answer() for name, answer in started.items()}))
+        except BaseException as exc:  # kept for wait(): a thread's exception would be lost
+            self.error = exc
+
+    def wait(self, timeout: float | None = 90) -> bool:
+        """Until facts.json is written (the probes time out after 30 s at most); False when it could not be."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive() and self.error is None
+
+
+def _answered(result: proc.CommandResult) -> Callable[[], proc.CommandResult]:
+    return lambda: result
+
+
+def start_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> FactsJob:
+    """Start gathering facts.json now: with the real runner, every probe's process exists on return.
+
+    Started before the attempt's step, the probes are children the runner does not take for the
+    build's (``proctree.Tree.ignore``).  A replaced runner (a test's) is asked here and now, as
+    before: whatever it starts must not outlive this call into the attempt.
+    """
+    calls = _probe_calls(plan)
+    started: dict[str, Callable[[], proc.CommandResult]] = {}
+    if run is proc.capture:
+        for name, (argv, env, timeout) in calls.items():
+            started[name] = proc.start(argv, env=env, timeout=timeout).result
+    else:
+        for name, result in proc.capture_many(run, calls).items():
+            started[name] = _answered(result)
+    return FactsJob(run_dir, plan, started)
 
 
 def load_facts(run_dir: Path) -> dict[str, Any]:
