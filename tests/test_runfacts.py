@@ -89,3 +89,14 @@ def test_a_probe_that_ended_during_the_attempt_keeps_its_exit_status() -> None:
     proctree.reap_orphans()  # what the end of every attempt does
     result = started.result()
     assert (result.returncode, result.output) == (3, "broken\n")  # not "exit status 0", as a stolen status reads
+
+
+def test_a_version_answer_after_a_traceback_records_the_version_line(tmp_path: Path) -> None:
+    """hipcc on a host without /dev/kfd: rocm_agent_enumerator's traceback comes before the version."""
+    plan = _plan(tmp_path)
+    hipcc = Path(plan.hip_compiler.path)
+    hipcc.write_text("#!/bin/sh\necho 'Traceback (most recent call last):'\necho '  File \"/usr/bin/x\", line 1'\n"
+                     "echo 'HIP version: 5.2.21153-0'\necho 'clang version 15.0.6'\n")
+    facts = collect_facts(plan)
+    assert facts["hip_compiler"]["version"] == "HIP version: 5.2.21153-0"
+    assert facts["tools"]["cmake"] == "cmake version 9.9"  # an answer without a traceback: its first line

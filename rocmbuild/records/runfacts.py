@@ -29,10 +29,15 @@ _PY_VERSIONS = ("import importlib.metadata as m, json, sys\n"
 
 
 def _first_line(result: proc.CommandResult) -> str | None:
+    """The answer's version line: the first line naming a version, else the first line.
+
+    Debian's ``hipcc --version`` on a host without /dev/kfd prints rocm_agent_enumerator's Python
+    traceback before ``HIP version: 5.2...``: the traceback's first line is no version to compare.
+    """
     if not result.ok:
         return None
     lines = [line.strip() for line in result.output.splitlines() if line.strip()]
-    return lines[0] if lines else None
+    return next((line for line in lines if "version" in line.lower()), lines[0] if lines else None)
 
 
 def _probe_calls(plan: Any) -> dict[str, tuple[list[str], Any, float]]:
