@@ -59,7 +59,7 @@ def session(tmp_path: Path, attempts: FakeAttempts, slept: list[float], **option
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     rec = RunRecorder(run_dir=run_dir, recipe="demo", source=source, archs=plan.archs)
-    opts = BuildOptions(source=source, memory_reserve=0, verbosity="quiet", **options)
+    opts = BuildOptions(source=source, **{"memory_reserve": 0, "verbosity": "quiet", **options})
     services = Services(sleep=slept.append, run=no_tools, attempt=attempts)
     ctx = RunContext.for_options(opts, streams=Streams(io.StringIO(), io.StringIO()), services=services,
                                  catalogue=load_catalogue(user=False), interrupted=lambda: False, deadline=None)
@@ -85,6 +85,20 @@ def test_out_of_memory_reduces_jobs_then_succeeds(tmp_path: Path) -> None:
     assert diagnosed["category"] == "out_of_memory"
     assert build.rec.attempts[0]["remedies"] == ["reduce_jobs"]
     assert set(names) <= EVENT_NAMES, "every event written is one of the typed names"
+
+
+def test_a_kill_with_the_memory_guard_on_writes_only_typed_event_names(tmp_path: Path, monkeypatch: Any) -> None:
+    """The OOM check after a kill (memguard.AttemptMemory.finish) writes ``memory.oom_checked``: a typed name."""
+    kmsg = tmp_path / "kmsg"
+    kmsg.write_text("6,1,1000,-;boot\n")
+    monkeypatch.setenv("ROCMBUILD_KERNEL_LOG", str(kmsg))
+    attempts = FakeAttempts([(b"[12/90] compiling\nc++: fatal error: Killed signal terminated program cc1plus\n", 137),
+                             (b"[90/90] linking\n", 0)])
+    build = session(tmp_path, attempts, [], memory_reserve=None)
+    assert build.run() == (Outcome.SUCCEEDED, 0)
+    names = [e["event"] for e in events(tmp_path)]
+    assert "memory.oom_checked" in names and build.rec.attempts[0]["memory"]["oom"]["status"] == "unconfirmed"
+    assert set(names) <= EVENT_NAMES, sorted(set(names) - EVENT_NAMES)
 
 
 def test_network_failures_wait_with_backoff_through_the_injected_sleep(tmp_path: Path) -> None:

@@ -32,11 +32,15 @@ import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import psutil
 
 from rocmbuild.errors import UsageError
+
+if TYPE_CHECKING:  # typed, so mypy checks every event name against records.events.EventName
+    from rocmbuild.records.events import EventName
+    from rocmbuild.records.recorder import RunRecorder
 
 GIB = 1024 ** 3
 MIB = 1024 ** 2
@@ -371,7 +375,7 @@ class MemoryGuard:
         return {"reserve": self.reserve, "min_available": self.min_available, "pauses": self.pauses,
                 "max_paused": self.max_paused, "peak_total_rss": self.peak_total or None}
 
-    def _event(self, name: str, reading: MemoryReading, procs: Sequence[TreeProc], **extra: Any) -> None:
+    def _event(self, name: EventName, reading: MemoryReading, procs: Sequence[TreeProc], **extra: Any) -> None:
         self.emit(name, available=reading.available, reserve=self.reserve, limited_by=reading.limited_by,
                   psi_some_avg10=reading.psi_some_avg10, pids=[p.pid for p in procs],
                   names=[p.name for p in procs], rss=[p.rss for p in procs], paused_now=len(self.paused),
@@ -437,7 +441,7 @@ def confirm_oom(cgroup_kills: int | None, log: Sequence[tuple[float, str]] | Non
 class AttemptMemory:
     """One attempt's guard, its cgroup's OOM-kill count before it started, and its time window."""
 
-    def __init__(self, guard: MemoryGuard, rec: Any, number: int,
+    def __init__(self, guard: MemoryGuard, rec: RunRecorder, number: int,
                  kernel_log: Callable[[], tuple[Any, str]] | None = None) -> None:
         self.guard = guard
         self.rec = rec
@@ -478,13 +482,13 @@ class AttemptMemory:
         return data
 
 
-def attempt_guard(reserve_option: int | None, rec: Any, number: int) -> AttemptMemory | None:
+def attempt_guard(reserve_option: int | None, rec: RunRecorder, number: int) -> AttemptMemory | None:
     """The guard for one attempt (None with ``--memory-reserve off``)."""
     if reserve_option == 0:
         return None
     reserve = reserve_option if reserve_option is not None else default_reserve(read_memory().total)
 
-    def emit(name: str, **fields: Any) -> None:
+    def emit(name: EventName, **fields: Any) -> None:
         rec.event(name, attempt=number, **fields)
 
     return AttemptMemory(MemoryGuard(reserve, emit), rec, number)

@@ -21,7 +21,7 @@ EventName = Literal[
     "plan.changed", "remedy.applied", "remedy.skipped", "remedy.warning", "path.removed", "path.refused",
     "retry.waiting",
     # the memory guard (memguard.py)
-    "memory.paused", "memory.resumed", "memory.oom_kill",
+    "memory.paused", "memory.resumed", "memory.oom_kill", "memory.oom_checked",
     # after success
     "wheel.verified", "wheel.failed",
     # written by notify.py straight into events.jsonl, after the recorder closed
