@@ -315,17 +315,25 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
 
 def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, Any]:
     from rocmbuild.build.joblimit import limit_only_changes
+    from rocmbuild.build.launchshim import launcher_unavailable
 
     clang = bool(plan.hip_compiler and plan.hip_compiler.is_clang)
+
+    def limit_only() -> BuildPlan:
+        try:
+            return plan.with_changes(*limit_only_changes(plan.env, services.run, hip_compiler_is_clang=clang))
+        except OSError as exc:  # the shim cannot be written: the build runs without the limit, and says so
+            return replace(plan, warnings=(*plan.warnings, launcher_unavailable(exc)))
+
     if options.no_cache:  # no cache, but the global job limit still needs its launcher (joblimit.py)
-        return plan.with_changes(*limit_only_changes(plan.env, services.run, hip_compiler_is_clang=clang)), None
+        return limit_only(), None
     from rocmbuild.build.cache import CompilerCache
 
     cache = CompilerCache.for_build(env=plan.env, source=plan.source, remote=options.cache_remote,
                                     run=services.run, hip_compiler_is_clang=bool(
                                         plan.hip_compiler and plan.hip_compiler.is_clang))
     if cache is None:
-        return plan.with_changes(*limit_only_changes(plan.env, services.run, hip_compiler_is_clang=clang)), None
+        return limit_only(), None
     return plan.with_changes(*cache.changes()), cache
 
 

@@ -213,3 +213,41 @@ def test_a_run_dir_that_cannot_hold_the_slots_runs_without_the_limit(tmp_path: P
     slots = AttemptSlots(blocker, 1, 4)
     assert slots.env == {}, "no ROCMBUILD_JOB_SLOTS: the launcher just runs the compiler"
     assert slots.finish(time.time())["limit"] is None
+
+
+def test_an_unwritable_user_cache_dir_runs_the_build_without_the_limit_and_says_so(tmp_path: Path) -> None:
+    """--no-cache writes nothing but the launcher shim to the user cache dir: when that cannot be written
+    (XDG_CACHE_HOME a file, read-only, full) the build still runs, without the limit, with a warning;
+    never an internal error (exit 70)."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "not-a-dir").write_text("")
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "r"\npackages = []\n[steps]\nbuild = ["echo built"]\n')
+    argv = [ROCMBUILD, str(recipe), "--source", str(tmp_path / "src"), "--run-dir", str(tmp_path / "run"),
+            "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--json"]
+    proc = subprocess.run(argv, env=base_env(tmp_path, XDG_CACHE_HOME=str(tmp_path / "not-a-dir")),
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    assert "internal error" not in proc.stderr and "global job limit is off" in proc.stderr
+    events = [json.loads(line) for line in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    assert any(e["event"] == "plan.warning" and "global job limit is off" in e["message"] for e in events)
+
+
+@needs_ccache
+def test_the_cache_without_its_launcher_shim_still_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launcher shim cannot be written: the cache is set up as before the limit (ccache itself as
+    CMake's launcher), with a warning, instead of failing the command."""
+    from rocmbuild.build import cache as cachemod
+
+    def unwritable(*args: object, **kw: object) -> Path:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(cachemod, "install_launcher", unwritable)
+    env = {k: v for k, v in base_env(tmp_path).items() if k != "HIP_CLANG_PATH"}
+    found = cachemod.CompilerCache.for_build(env=env, source=tmp_path, remote=None)
+    assert found is not None
+    variables = dict(found.variables)
+    assert Path(variables["CMAKE_CXX_COMPILER_LAUNCHER"]).name == "ccache"
+    assert any("global job limit is off" in w for w in found.warnings)
+    if "HIP_CLANG_PATH" in variables:  # hipcc's clang wrapper: through ccache itself, as before the limit
+        assert "ccache" in (Path(variables["HIP_CLANG_PATH"]) / "clang++").read_text()

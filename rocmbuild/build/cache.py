@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rocmbuild import paths
-from rocmbuild.build.launchshim import LAUNCHER_LANGS, install_launcher
+from rocmbuild.build.launchshim import LAUNCHER_LANGS, install_launcher, launcher_unavailable
 from rocmbuild.process import command as proc
 
 REMOTE_ENV = "ROCMBUILD_CACHE_REMOTE"
@@ -696,10 +696,14 @@ class CompilerCache:
         wrapper_dir: Path | None = None
         real = find_real_clang_dir(env, run) if tool.name == "ccache" and not hip_compiler_is_clang else None
         # Every compile goes through the job-limit launcher first, then the cache (the shim runs both).
-        shim = install_launcher(tool.path)
+        shim: Path | None = None
+        try:
+            shim = install_launcher(tool.path)
+        except OSError as exc:  # the cache as before the limit (the tool itself launches), not a failed command
+            warnings.append(launcher_unavailable(exc))
         if real is not None:
             wrapper_dir = default_wrapper_dir(real, tool, shim)
-            write_wrappers(wrapper_dir, real, shim)
+            write_wrappers(wrapper_dir, real, shim or tool.path)
         # Setting CMAKE_ARGS is harmless for builds that do not read it, and vLLM does.
         variables = cache_env(config, recipe_uses_cmake=True, caller_env=env, wrapper_dir=wrapper_dir,
                               source=source, launcher=shim)

@@ -38,6 +38,7 @@ def limit_only_changes(caller_env: Mapping[str, str], run: Any = None, *,
 
     With ``run`` (the helper-command runner) and hipcc on PATH, hipcc's clang is wrapped too, as the
     cache does it (cache.write_wrappers), but with the limit-only shim: device compiles take slots.
+    Raises OSError when the shim cannot be written (``launcher_unavailable`` says why).
     """
     from rocmbuild.build.environment import EnvChange
 

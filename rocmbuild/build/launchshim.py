@@ -48,6 +48,14 @@ def install_launcher(cache_tool: Path | None = None, python: str | None = None,
     return path
 
 
+def launcher_unavailable(exc: OSError) -> str:
+    """The warning when the shim cannot be written (an unwritable or full user cache dir): the build
+    runs without the global job limit rather than failing."""
+    return (f"the global job limit is off for this run: its launcher cannot be written in "
+            f"{paths.cache_dir('launcher')} ({exc.strerror or exc}); make that directory writable or point "
+            "XDG_CACHE_HOME at a writable one")
+
+
 def launcher_env(launcher_path: Path, caller_env: Mapping[str, str], *, cmake_args: bool = True) -> dict[str, str]:
     """CMake's compiler launchers (environment and ``CMAKE_ARGS``) set to the shim (pure).
 
