@@ -8,7 +8,7 @@ wrapper (cache.py).  This module owns the rocmbuild side of it:
   (``launchshim.py`` writes the shims) when no compiler cache is in use;
 * ``AttemptSlots``: per attempt, the slot directory in the run dir with the limit in force (the
   plan's job count) and ``ROCMBUILD_JOB_SLOTS`` for the attempt's environment;
-* ``read_compiles`` / ``summarise`` (pure): peak concurrency the slots saw, compiles, time spent
+* ``parse_compiles`` / ``summarise`` (pure): peak concurrency the slots saw, compiles, time spent
   waiting for a slot, the largest peak RSS of one compile job (summary.json's attempt ``jobs``).
 
 Without ccache (``--no-cache``, or none installed) the limit-only shim is the launcher (and hipcc's

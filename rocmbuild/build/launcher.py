@@ -14,7 +14,7 @@ or the compiler.  Owns the hot path of every compile, so it imports only the sta
 * it appends two lines to ``DIR/compiles.tsv`` (one ``write`` each, O_APPEND: atomic between
   processes): ``start`` after taking the slot and ``end`` before freeing it, with the child's peak
   RSS (``wait4``'s ``ru_maxrss`` covers every descendant it waited for: cc1plus under the gcc
-  driver, clang under ccache) and how it ended.  ``joblimit.read_compiles`` turns them into peak
+  driver, clang under ccache) and how it ended.  ``joblimit.parse_compiles`` turns them into peak
   concurrency and the peak RSS per compile job.
 
 Without ``ROCMBUILD_JOB_SLOTS`` (repro.sh, a build outside rocmbuild) it just runs COMMAND.
