@@ -251,3 +251,34 @@ def test_the_cache_without_its_launcher_shim_still_caches(tmp_path: Path, monkey
     assert any("global job limit is off" in w for w in found.warnings)
     if "HIP_CLANG_PATH" in variables:  # hipcc's clang wrapper: through ccache itself, as before the limit
         assert "ccache" in (Path(variables["HIP_CLANG_PATH"]) / "clang++").read_text()
+
+
+def ignored_signals(shim: Path, env: dict[str, str]) -> int:
+    """The SigIgn mask of a compile the launcher ran (grep reads its own /proc status)."""
+    out = subprocess.run([str(shim), "grep", "SigIgn", "/proc/self/status"], env=env, capture_output=True,
+                         text=True, check=True, timeout=10).stdout
+    return int(out.split()[1], 16)
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").is_file(), reason="needs /proc")
+def test_every_compile_gets_the_default_sigpipe_and_sigxfsz_back(tmp_path: Path) -> None:
+    """Python ignores SIGPIPE and SIGXFSZ at start-up and exec keeps SIG_IGN: the compile must not inherit
+    that, with a slot (posix_spawn), without a limit (repro.sh) or nested under a compile (hipcc's clang)."""
+    shim = install_launcher(None, directory=tmp_path / "bin")
+    slots = AttemptSlots(tmp_path / "run", 1, 2)
+    plain = {k: v for k, v in os.environ.items() if k not in (launcher.SLOTS_ENV, launcher.HELD_ENV)}
+    nested = {**plain, **slots.env, launcher.HELD_ENV: slots.env[launcher.SLOTS_ENV]}
+    mask = (1 << (signal.SIGPIPE - 1)) | (1 << (signal.SIGXFSZ - 1))
+    for env in ({**plain, **slots.env}, plain, nested):
+        assert ignored_signals(shim, env) & mask == 0
+
+
+def test_a_compiler_that_is_not_there_is_one_line_and_127_with_or_without_a_limit(tmp_path: Path) -> None:
+    shim = install_launcher(None, directory=tmp_path / "bin")
+    slots = AttemptSlots(tmp_path / "run", 1, 1)
+    plain = {k: v for k, v in os.environ.items() if k not in (launcher.SLOTS_ENV, launcher.HELD_ENV)}
+    for env in ({**plain, **slots.env}, plain):
+        proc = subprocess.run([str(shim), str(tmp_path / "no-such-cc"), "-c", "x.c"], env=env, capture_output=True,
+                              text=True, timeout=10)
+        assert proc.returncode == 127 and "Traceback" not in proc.stderr, proc.stderr
+        assert proc.stderr.startswith("rocmbuild launcher: cannot run ")

@@ -109,11 +109,21 @@ def _record(fd: int, *fields: object) -> None:
         pass  # a full disk must not fail a compile: the record is a report
 
 
+def _cannot_run(program: str, exc: OSError) -> int:
+    sys.stderr.write(f"rocmbuild launcher: cannot run {program}: {exc.strerror or exc}\n")
+    return 127
+
+
 def run(argv: list[str]) -> int:
     directory = os.environ.get(SLOTS_ENV, "")
     limit = read_limit(directory) if directory and os.environ.get(HELD_ENV) != directory else None
     if limit is None:  # no limit in force, or the compile that started this one holds the slot
-        os.execvp(argv[0], argv)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python's start-up; exec keeps SIG_IGN
+            signal.signal(sig, signal.SIG_DFL)
+        try:
+            os.execvp(argv[0], argv)
+        except OSError as exc:  # as with the limit: the shell's 127 and one line, never a traceback
+            return _cannot_run(argv[0], exc)
     assert limit is not None
     slot_fd, slot, waited = acquire(directory, limit)
     try:
@@ -135,8 +145,7 @@ def run(argv: list[str]) -> int:
     try:
         child = os.posix_spawnp(argv[0], argv, env, setsigdef=RESTORED)
     except OSError as exc:
-        sys.stderr.write(f"rocmbuild launcher: cannot run {argv[0]}: {exc.strerror}\n")
-        return 127
+        return _cannot_run(argv[0], exc)
     _record(records, "start", f"{time.time():.6f}", os.getpid(), slot, f"{waited:.6f}", child, name)
     _, status, usage = os.wait4(child, 0)
     killed = os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0
