@@ -242,6 +242,16 @@ def test_cache_env_launcher_path_with_space_uses_bare_name_in_cmake_args() -> No
     assert env["CMAKE_HIP_COMPILER_LAUNCHER"] == "/opt/my tools/ccache"  # env var: no splitting
 
 
+def test_a_job_limit_shim_with_a_space_stays_out_of_cmake_args_instead_of_a_bare_cache_tool() -> None:
+    """A bare `ccache` in CMAKE_ARGS would run vLLM's compiles past the job-limit shim."""
+    tool = CacheTool("ccache", Path("/usr/bin/ccache"), "4.9")
+    shim = Path("/home/me/my cache/rocmbuild-launch-ccache")
+    env = cache.cache_env(CacheConfig(tool, Path("/c")), recipe_uses_cmake=True, caller_env={"CMAKE_ARGS": "-DX=1"},
+                          wrapper_dir=None, launcher=shim)
+    assert "CMAKE_ARGS" not in env  # the caller's stays as it was
+    assert env["CMAKE_CXX_COMPILER_LAUNCHER"] == str(shim)  # CMake reads the variable on a fresh configure
+
+
 def test_cache_env_sccache() -> None:
     cfg = CacheConfig(SCCACHE, Path("/sc"), remote="redis://cachebox:6379")
     env = cache.cache_env(cfg, recipe_uses_cmake=False, caller_env={}, wrapper_dir=None,

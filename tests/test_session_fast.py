@@ -183,3 +183,18 @@ def test_an_attempt_is_requested_as_data(tmp_path: Path) -> None:
     assert steps.cwd == plan.source and steps.env["MAX_JOBS"] == "4" and steps.limits is limits
     assert [s.name for s in steps.steps][-1] in ("build", "verify")
     assert attempt_requests(replace(plan, checkout=()), tmp_path / "a.log", limits)[0] is None
+
+
+def test_resume_puts_back_the_arch_list_narrow_archs_left(tmp_path: Path) -> None:
+    """After narrow_archs the recorded plan state names the narrowed list: a resumed run expects it."""
+    from rocmbuild.host.arch import Targets
+    from rocmbuild.records.resume import last_plan_state, restored_plan
+
+    wide = replace(make_plan(tmp_path), targets=Targets.parse("gfx90a;gfx942;gfx1100"))
+    narrowed = replace(wide, targets=Targets.parse("gfx942"))
+    recorded = [{"event": "attempt.started", "arch": list(wide.archs), "env": wide.env_set, "jobs": 8},
+                {"event": "plan.changed", "arch": list(narrowed.archs), "env": narrowed.env_set, "jobs": 8,
+                 "remedy": "narrow_archs"}]
+    assert restored_plan(wide, last_plan_state(recorded)).archs == ("gfx942",)
+    # A record from before the field existed leaves the plan's list alone.
+    assert restored_plan(wide, {"event": "plan.changed", "env": wide.env_set}).archs == wide.archs

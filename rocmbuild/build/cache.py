@@ -34,7 +34,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rocmbuild import paths
-from rocmbuild.build.launchshim import LAUNCHER_LANGS, install_launcher, launcher_unavailable
+from rocmbuild.build.launchshim import LAUNCHER_LANGS, install_launcher, launcher_env, launcher_unavailable
 from rocmbuild.process import command as proc
 
 REMOTE_ENV = "ROCMBUILD_CACHE_REMOTE"
@@ -164,10 +164,6 @@ def check_remote(tool: CacheTool, url: str) -> str | None:
     return None
 
 
-def _cmake_args_mention(cmake_args: str, lang: str) -> bool:
-    return f"-DCMAKE_{lang}_COMPILER_LAUNCHER" in cmake_args
-
-
 def cache_env(config: CacheConfig, *, recipe_uses_cmake: bool, caller_env: Mapping[str, str],
               wrapper_dir: Path | None, source: Path | None = None,
               launcher: Path | None = None) -> dict[str, str]:
@@ -238,17 +234,10 @@ def cache_env(config: CacheConfig, *, recipe_uses_cmake: bool, caller_env: Mappi
     # CMake >= 3.17 initialises CMAKE_<LANG>_COMPILER_LAUNCHER from the environment
     # on a fresh configure; PyTorch's setup.py also forwards every CMAKE_* variable
     # as -D (its USE_CCACHE only covers C/C++, not HIP).
-    for lang in LAUNCHER_LANGS:
-        put(f"CMAKE_{lang}_COMPILER_LAUNCHER", launcher_word)
-    if recipe_uses_cmake:
-        existing = caller_env.get("CMAKE_ARGS", "")
-        # vLLM splits CMAKE_ARGS on whitespace without quoting: a launcher path
-        # with a space cannot go there, the bare name (found on PATH) can.
-        word = launcher_word if not any(c.isspace() for c in launcher_word) else tool.name
-        extra = [f"-DCMAKE_{lang}_COMPILER_LAUNCHER={word}" for lang in LAUNCHER_LANGS
-                 if not _cmake_args_mention(existing, lang)]
-        if extra:
-            env["CMAKE_ARGS"] = " ".join([existing, *extra]).strip()
+    # vLLM splits CMAKE_ARGS on whitespace: a bare cache tool with a space in its path goes there by
+    # name (found on PATH); the job-limit shim does not (a bare `ccache` there would bypass the limit).
+    env.update(launcher_env(Path(launcher_word), caller_env, cmake_args=recipe_uses_cmake,
+                            bare_word=None if launcher is not None else tool.name))
     if wrapper_dir is not None:
         env["HIP_CLANG_PATH"] = str(wrapper_bin(wrapper_dir))
     return env

@@ -95,6 +95,11 @@ def variables_set(base: Mapping[str, str], changes: Sequence[EnvChange]) -> dict
     return {c.name: env[c.name] for c in changes if c.name in env}
 
 
+# The reason of planning's job-count changes: a later recipe's MAX_JOBS is re-sized by finding them
+# (planning.resized_jobs), so it is one name, not a string written twice.
+JOBS_REASON = "parallel jobs"
+
+
 def choose_jobs(cpus: int, mem_available_bytes: int, memory_per_job_gb: float) -> tuple[int, str]:
     """MAX_JOBS = min(CPUs, floor(available GiB / GiB per job)), at least 1 (docs/rocm-facts.md, memory per job)."""
     gib = mem_available_bytes / 2**30
@@ -153,7 +158,7 @@ def base_changes(
         changes.append(EnvChange(name, "set", arch_value, "GPU targets"))
     job_action: Action = "set" if jobs_option else "default"
     for name in job_variables:
-        changes.append(EnvChange(name, job_action, str(jobs), "parallel jobs"))
+        changes.append(EnvChange(name, job_action, str(jobs), JOBS_REASON))
     for name, value in recipe_env.items():
         changes.append(EnvChange(name, "default", value, "recipe [env]"))
     return tuple(changes)

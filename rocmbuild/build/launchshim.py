@@ -56,17 +56,21 @@ def launcher_unavailable(exc: OSError) -> str:
             "XDG_CACHE_HOME at a writable one")
 
 
-def launcher_env(launcher_path: Path, caller_env: Mapping[str, str], *, cmake_args: bool = True) -> dict[str, str]:
-    """CMake's compiler launchers (environment and ``CMAKE_ARGS``) set to the shim (pure).
+def launcher_env(launcher_path: Path, caller_env: Mapping[str, str], *, cmake_args: bool = True,
+                 bare_word: str | None = None) -> dict[str, str]:
+    """CMake's compiler launchers (environment and ``CMAKE_ARGS``) set to ``launcher_path`` (pure).
 
-    A launcher the caller set explicitly is left alone, as the cache leaves the caller's settings.
-    vLLM splits ``CMAKE_ARGS`` on whitespace: a shim path with a space does not go there.
+    The one rule for both the job-limit shim and a bare cache tool (cache.py).  A launcher the caller
+    set explicitly is left alone, as the cache leaves the caller's settings.  vLLM splits
+    ``CMAKE_ARGS`` on whitespace: a path with a space goes there as ``bare_word`` (a program found
+    on PATH) when given, else not at all (the environment variables still reach CMake >= 3.17).
     """
     env = {f"CMAKE_{lang}_COMPILER_LAUNCHER": str(launcher_path) for lang in LAUNCHER_LANGS
            if f"CMAKE_{lang}_COMPILER_LAUNCHER" not in caller_env}
-    if cmake_args and not any(c.isspace() for c in str(launcher_path)):
+    word = str(launcher_path) if not any(c.isspace() for c in str(launcher_path)) else bare_word
+    if cmake_args and word is not None:
         existing = caller_env.get("CMAKE_ARGS", "")
-        extra = [f"-DCMAKE_{lang}_COMPILER_LAUNCHER={launcher_path}" for lang in LAUNCHER_LANGS
+        extra = [f"-DCMAKE_{lang}_COMPILER_LAUNCHER={word}" for lang in LAUNCHER_LANGS
                  if f"-DCMAKE_{lang}_COMPILER_LAUNCHER" not in existing]
         if extra:
             env["CMAKE_ARGS"] = " ".join([existing, *extra]).strip()

@@ -18,7 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.build.environment import EnvChange, apply_changes, base_changes, choose_jobs, split_path
+from rocmbuild.build.environment import (
+    JOBS_REASON,
+    EnvChange,
+    apply_changes,
+    base_changes,
+    choose_jobs,
+    split_path,
+)
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.build.recipe import Recipe, find_recipe
 from rocmbuild.errors import SourceError, UsageError
@@ -178,7 +185,7 @@ def resized_jobs(plan: BuildPlan, cpus: int, mem_available: int) -> BuildPlan:
     jobs, reason = choose_jobs(cpus, mem_available, plan.recipe.resources.memory_per_job_gb)
     reason = f"{reason}; measured again when its turn came (planned: {plan.jobs})"
     job_vars = set(plan.recipe.resources.job_variables)
-    changes = tuple(replace(c, value=str(jobs)) if c.name in job_vars and c.reason == "parallel jobs" else c
+    changes = tuple(replace(c, value=str(jobs)) if c.name in job_vars and c.reason == JOBS_REASON else c
                     for c in plan.changes)
     return replace(plan, changes=changes, jobs=jobs, jobs_reason=reason)
 

@@ -228,7 +228,8 @@ class BuildSession:
         state.plan = result.plan
         # Where the plan stands after the remedy, so `rocmbuild resume` can continue from here.
         self.rec.event("plan.changed", env=state.plan.env_set, jobs=state.plan.jobs,
-                       prepare=state.plan.run_prepare, opt_level=state.plan.opt_level, remedy=decision.remedy)
+                       prepare=state.plan.run_prepare, opt_level=state.plan.opt_level, arch=list(state.plan.archs),
+                       remedy=decision.remedy)
         last = state.history[-1]
         state.history[-1] = replace(last, remedies=(*last.remedies, decision.remedy))
         return True
@@ -277,7 +278,7 @@ class BuildSession:
         ctx = self.ctx
         log = self.rec.attempt_log(number)
         self.rec.event("attempt.started", attempt=number, env=plan.env_set,
-                       prepare=plan.run_prepare, jobs=plan.jobs)
+                       prepare=plan.run_prepare, jobs=plan.jobs, arch=list(plan.archs))
         self.say(f"attempt {number}/{ctx.limits.max_attempts}: {plan.recipe.name} in {plan.source} "
                  f"(MAX_JOBS={plan.jobs}, arch {';'.join(plan.archs)})")
         if ctx.cache is not None:

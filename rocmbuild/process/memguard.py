@@ -51,6 +51,10 @@ MIN_OTHER_RSS = 64 * MIB     # a process that is not a compile job is paused onl
 RESUME_COOLDOWN_S = 0.5      # after a resume, watch its effect before resuming the next
 SAMPLE_S = 0.5               # how often the tree is walked for peaks when memory is plentiful
 KILL_WINDOW_S = 2.0          # the kernel may log a kill a little after the attempt saw it die
+# The kernel log stamps with its own clock (local_clock), which can drift from CLOCK_MONOTONIC by
+# seconds on a long-running host; the match is by the build's PIDs or cgroups, so a wider window
+# costs nothing but keeps a real OOM kill from reading as "unconfirmed".
+KERNEL_CLOCK_SLACK_S = 30.0
 
 # Processes that do the compiling and linking (the memory hogs of a C++/HIP build), by process name.
 COMPILE_NAMES = frozenset({
@@ -477,7 +481,8 @@ class AttemptMemory:
             log, source = (self.kernel_log or kernlog.kernel_log)()
             pids = {*self.guard.seen, *(c.pid for c in compiles)}
             data["oom"] = oom = confirm_oom(counted, log, source, pids=pids, memcgs=self.guard.memcgs,
-                                            since=self.started - 1.0, until=time.monotonic() + KILL_WINDOW_S)
+                                            since=self.started - KERNEL_CLOCK_SLACK_S,
+                                            until=time.monotonic() + KILL_WINDOW_S + KERNEL_CLOCK_SLACK_S)
             self.rec.event("memory.oom_checked", attempt=self.number, **oom)
         return data
 

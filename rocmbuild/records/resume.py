@@ -23,6 +23,7 @@ from rocmbuild.build.environment import EnvChange
 from rocmbuild.build.ladder import FailedAttempt
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import LockHeldError, UsageError
+from rocmbuild.host.arch import Targets
 from rocmbuild.options import BuildOptions
 from rocmbuild.records.attempts import AttemptRecord
 
@@ -80,7 +81,11 @@ def last_plan_state(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | 
 
 
 def restored_plan(plan: BuildPlan, state: Mapping[str, Any] | None) -> BuildPlan:
-    """``plan`` with the recorded environment, jobs, prepare flag and -O level put back (pure)."""
+    """``plan`` with the recorded environment, jobs, prepare flag, -O level and arch list put back (pure).
+
+    The arch list matters after ``narrow_archs``: the environment already says the narrowed list, and
+    the artifact check must expect that list, not the one the command asked for.
+    """
     if state is None:
         return plan
     env = {str(k): str(v) for k, v in dict(state.get("env") or {}).items()}
@@ -94,6 +99,9 @@ def restored_plan(plan: BuildPlan, state: Mapping[str, Any] | None) -> BuildPlan
         updates["run_prepare"] = state["prepare"]
     if isinstance(state.get("opt_level"), int):
         updates["opt_level"] = state["opt_level"]
+    arch = state.get("arch")
+    if isinstance(arch, list) and arch and all(isinstance(a, str) for a in arch) and tuple(arch) != plan.archs:
+        updates["targets"] = Targets.parse(";".join(arch))
     return plan.with_changes(*changes, **updates)
 
 
