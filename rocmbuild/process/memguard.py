@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import psutil
 
+from rocmbuild.diagnosis.classifier import KILL_STATUSES
 from rocmbuild.errors import UsageError
 
 if TYPE_CHECKING:  # typed, so mypy checks every event name against records.events.EventName
@@ -410,7 +411,7 @@ def memory_cgroups(pid: int) -> set[str]:
 
 def looks_killed(signal_number: int | None, exit_code: int | None, category: str | None, text: str | None) -> bool:
     """Did the attempt end the way an OOM kill ends it (SIGKILL, 137, "Killed")? (pure)"""
-    return (signal_number == signal.SIGKILL or exit_code in (137, -9) or category == "out_of_memory"
+    return (signal_number == signal.SIGKILL or exit_code in KILL_STATUSES or category == "out_of_memory"
             or bool(text and ("Killed" in text or "signal 9" in text)))
 
 
