@@ -147,14 +147,7 @@ class Signature:
         """The captured fields when ``text`` is this failure, else None."""
         if not any(k in text for k in self.keywords):
             return None
-        for pattern in self.patterns:
-            found = pattern.search(text)
-            if found is None:
-                continue
-            if any(x.search(text) for x in self.exclude):
-                return None
-            return {k: v for k, v in found.groupdict().items() if v}
-        return None
+        return self.match_candidate(text)
 
     def match_candidate(self, text: str) -> dict[str, str] | None:
         """:meth:`match` for a ``text`` that holds one of the keywords (``Catalogue.candidates`` said so).
