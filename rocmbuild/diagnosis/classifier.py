@@ -284,7 +284,7 @@ class Classifier:
         if before and _PY_FRAME.match(before[-1]) and not _PY_EXCEPTION.match(text):
             return want  # a traceback's source line (`raise ReadTimeoutError(...)`), never the error itself
         matched = False
-        for sig in self.catalogue.candidates(text):
+        for sig in self.catalogue.plausible(text):
             fields = sig.match_candidate(text)
             if fields is not None:
                 matched = True
