@@ -189,3 +189,13 @@ def test_candidates_and_plausible_give_what_the_loops_give() -> None:
         assert [s.id for s in plausible] == [s.id for s in candidates if s in plausible], text
         assert [s.id for s in candidates if s.match_candidate(text) is not None] == \
             [s.id for s in plausible if s.match_candidate(text) is not None], text
+
+
+def test_candidates_without_the_accelerator_are_the_same() -> None:
+    """Without ahocorasick_rs the keyword loop answers; same signatures, same order."""
+    fast = load_catalogue()
+    slow = load_catalogue()
+    slow._finders["keywords"] = None  # what _finder gives when ahocorasick_rs is not installed
+    for sig in fast.signatures:
+        for text in (*sig.examples, *sig.near_misses):
+            assert [s.id for s in slow.candidates(text)] == [s.id for s in fast.candidates(text)], text
