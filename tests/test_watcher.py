@@ -354,3 +354,24 @@ def test_the_line_before_alone_is_the_last_of_the_context() -> None:
         assert [s[0] for s in seen] == [False, True, True]
         assert all(s[1] == (s[2][-1] if s[2] else None) for s in seen)
         assert seen[1][2] == ("error first", "a", "b")
+
+
+@pytest.mark.parametrize("accelerate", FINDERS)
+def test_lines_seen_after_every_feed_whatever_the_candidates(accelerate: bool) -> None:
+    """lines_seen counts every completed line once: with candidates, wanted context and long lines."""
+    rng = random.Random(5)
+    parts = []
+    for i in range(400):
+        r = rng.random()
+        parts.append(b"x" * (MAX_LINE + 100) if r < 0.03 else b"error here" if r < 0.2 else b"want more"
+                     if r < 0.25 else f"plain {i}".encode())
+    data = b"\n".join(parts) + b"\n"
+    for size in (1, 7, 100, 5000, 70_000):
+        hook = Hook(b"error", b"want", want={"want": 3})
+        scanner = LineScanner(hook, accelerate=accelerate)
+        fed = 0
+        for i in range(0, len(data), size):
+            scanner.feed(data[i : i + size])
+            fed = i + len(data[i : i + size])
+            assert scanner.lines_seen == data.count(b"\n", 0, fed), (size, fed)
+        assert [n for n, _ in hook.lines] == [n for n, p in enumerate(parts, 1) if b"error" in p or b"want" in p]

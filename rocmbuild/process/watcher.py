@@ -211,7 +211,6 @@ class LineScanner:
             self._grow_line(base, end)
             return
         number = self.lines_seen + 1
-        self.lines_seen += data.count(b"\n")
         start = self._ls
         if self._long_head is not None:
             nl = buf.find(b"\n", base)
@@ -226,8 +225,11 @@ class LineScanner:
             self._long_hit = False
             start = nl + 1
             number += 1
+        pos = start
         if self._hook is not None and start <= last:
-            self._scan(start, last + 1, number)
+            pos, number = self._scan(start, last + 1, number)
+        # Lines up to `pos` were counted by the scan (line `number` starts there); count the rest once.
+        self.lines_seen = number - 1 + buf.count(b"\n", pos, last + 1)
         self._ls = last + 1
         self._grow_line(last + 1, end)
 
@@ -293,12 +295,15 @@ class LineScanner:
 
     # -- candidates ----------------------------------------------------------------------------
 
-    def _scan(self, start: int, stop: int, number: int) -> None:
-        """Deliver candidate and context lines among the complete lines buf[start:stop]."""
+    def _scan(self, start: int, stop: int, number: int) -> tuple[int, int]:
+        """Deliver candidate and context lines among the complete lines buf[start:stop].
+
+        Returns where it stopped and the number of the line that starts there.
+        """
         buf = self._buf
         order = self._candidates(start, stop)
         if not order and not self._want:
-            return
+            return start, number
         k = 0
         pos = start
         while True:
@@ -321,6 +326,7 @@ class LineScanner:
                 self._line_event(number, self._text(number, c, e), True, c)
                 pos = e + 1
                 number += 1
+        return pos, number
 
     def _line_event(self, number: int, text: str, is_hit: bool, pos: int) -> None:
         hook = self._hook
