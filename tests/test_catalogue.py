@@ -177,6 +177,7 @@ def test_candidates_and_plausible_give_what_the_loops_give() -> None:
     texts = [t for sig in catalogue.signatures for t in (*sig.examples, *sig.near_misses)]
     texts += ["a.c:1:2: error: use of undeclared identifier 'x'", "error: Failed to find ROCm root; fatal",
               "FAILED: x.o rror ailed LLVM ERROR: out of memory No space left on device", "ſee ɑbove error", ""]
+    texts += [t.upper() for t in texts] + [t.swapcase() + " é" for t in texts]  # case-insensitive patterns
     for text in texts:
         loop: dict[str, object] = {}
         for keyword, sigs in catalogue._by_keyword.items():

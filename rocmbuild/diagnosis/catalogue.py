@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern
+from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
 from rocmbuild.errors import CatalogueError
 
 CATEGORIES = (
@@ -202,18 +202,48 @@ class _GateIndex:
     finder: Any                               # automaton over the distinct literals (None: test them all)
     owners: tuple[tuple[int, ...], ...]       # literal index -> positions of the signatures that need it
     always: tuple[int, ...]                   # signatures with a pattern that has no literal
+    folded_finder: Any = None                 # the same for case-insensitive patterns' lower-cased literals,
+    folded_owners: tuple[tuple[int, ...], ...] = ()  # searched in an ASCII text's lower()
 
     @classmethod
     def of(cls, sigs: Sequence[Signature]) -> _GateIndex:
         literals: dict[str, list[int]] = {}
+        folded: dict[str, list[int]] = {}
         always: list[int] = []
         for position, sig in enumerate(sigs):
-            for literal, _ in sig._gates:
-                if not literal:
-                    always.append(position)
+            needs: list[tuple[dict[str, list[int]], str]] = []
+            for (literal, _), pattern in zip(sig._gates, sig.patterns, strict=True):
+                if literal:
+                    needs.append((literals, literal))
+                    continue
+                lowered = required_literal(pattern.pattern, folded=True) if isinstance(pattern, TrustedPattern) else ""
+                if len(lowered) < 3:
                     break
-                literals.setdefault(literal, []).append(position)
-        return cls(_finder(tuple(literals)), tuple(tuple(v) for v in literals.values()), tuple(always))
+                needs.append((folded, lowered))
+            else:
+                for index, literal in needs:
+                    index.setdefault(literal, []).append(position)
+                continue
+            always.append(position)
+        return cls(_finder(tuple(literals)), tuple(tuple(v) for v in literals.values()), tuple(always),
+                   _finder(tuple(folded)), tuple(tuple(v) for v in folded.values()))
+
+    def through(self, text: str) -> set[int]:
+        """Positions of the signatures one of whose patterns' literals ``text`` holds (or that have none)."""
+        keep = set(self.always)
+        if self.finder is not None:
+            owners = self.owners
+            for m in self.finder.find_matches_as_indexes(text, overlapping=True):
+                keep.update(owners[m[0]])
+        if self.folded_owners:
+            if self.folded_finder is None or not text.isascii():
+                for owner in self.folded_owners:  # case folding beyond ASCII: no shortcut
+                    keep.update(owner)
+            else:
+                owners = self.folded_owners
+                for m in self.folded_finder.find_matches_as_indexes(text.lower(), overlapping=True):
+                    keep.update(owners[m[0]])
+        return keep
 
 
 @dataclass(frozen=True)
@@ -274,13 +304,9 @@ class Catalogue:
             if len(self._gate_index) >= 256:
                 self._gate_index.clear()
             gates = self._gate_index[key] = _GateIndex.of(sigs)
-        if gates.finder is None:
+        if gates.finder is None and gates.folded_finder is None:
             return sigs
-        keep = set(gates.always)
-        owners = gates.owners
-        for m in gates.finder.find_matches_as_indexes(text, overlapping=True):
-            keep.update(owners[m[0]])
-        return [sigs[i] for i in sorted(keep)]
+        return [sigs[i] for i in sorted(gates.through(text))]
 
     @functools.cached_property
     def _keyword_sigs(self) -> tuple[tuple[Signature, ...], ...]:
