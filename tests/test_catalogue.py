@@ -168,3 +168,35 @@ def test_check_file_reports_examples_and_near_misses(tmp_path: Path, monkeypatch
     # A file that does not load is one failure, not an exception.
     failures, checked = check_catalogue(write(tmp_path / "broken.toml", "[[signature]\n"))
     assert checked == 0 and len(failures) == 1 and "not valid TOML" in failures[0]
+
+
+def test_candidates_and_plausible_give_what_the_loops_give() -> None:
+    """The Aho-Corasick look-ups name the signatures (in order) that the `in` loops name, and
+    drop none that matches: over every example and near miss, and lines built to hit many keywords."""
+    catalogue = load_catalogue()
+    texts = [t for sig in catalogue.signatures for t in (*sig.examples, *sig.near_misses)]
+    texts += ["a.c:1:2: error: use of undeclared identifier 'x'", "error: Failed to find ROCm root; fatal",
+              "FAILED: x.o rror ailed LLVM ERROR: out of memory No space left on device", "ſee ɑbove error", ""]
+    texts += [t.upper() for t in texts] + [t.swapcase() + " é" for t in texts]  # case-insensitive patterns
+    for text in texts:
+        loop: dict[str, object] = {}
+        for keyword, sigs in catalogue._by_keyword.items():
+            if keyword in text:
+                for sig in sigs:
+                    loop.setdefault(sig.id, sig)
+        candidates = catalogue.candidates(text)
+        assert [s.id for s in candidates] == list(loop), text
+        plausible = catalogue.plausible(text)
+        assert [s.id for s in plausible] == [s.id for s in candidates if s in plausible], text
+        assert [s.id for s in candidates if s.match_candidate(text) is not None] == \
+            [s.id for s in plausible if s.match_candidate(text) is not None], text
+
+
+def test_candidates_without_the_accelerator_are_the_same() -> None:
+    """Without ahocorasick_rs the keyword loop answers; same signatures, same order."""
+    fast = load_catalogue()
+    slow = load_catalogue()
+    slow._finders["keywords"] = None  # what _finder gives when ahocorasick_rs is not installed
+    for sig in fast.signatures:
+        for text in (*sig.examples, *sig.near_misses):
+            assert [s.id for s in slow.candidates(text)] == [s.id for s in fast.candidates(text)], text

@@ -506,3 +506,19 @@ def test_diagnosis_is_the_same_with_and_without_the_raw_dismissal() -> None:
     assert with_dismissal.signature == without.signature == "ld-cannot-find-library"
     assert with_dismissal.line == without.line == 37
     assert with_dismissal.to_json() == without.to_json()
+
+
+def test_not_decisive_prefilter_says_what_the_regex_says() -> None:
+    """_not_decisive's literal test never changes the regex's answer (ASCII or not, any case)."""
+    from rocmbuild.diagnosis.classifier import _NOT_DECISIVE, _not_decisive
+
+    texts = ["a.c:1:2: error: use of undeclared identifier 'x'", "-- Looking for x", "WARNING: x", "x WARNING: y",
+             "x [-Wfoo]", "-WERROR", "0 Errors", "-- failed", "Checking for x", "No Error here", "2 errors generated",
+             "error: subprocess-exited-with-error", "Failed building wheel for x", "FAILED TO BUILD x",
+             "ninja: build stopped: x", "Configuring incomplete, errors occurred!", "make[2]: *** [x] Error 2",
+             "Error 1", "make: *** Waiting for unfinished jobs....", "returned non-zero exit status 1",
+             "error: command '/usr/bin/gcc' failed", "See also x", "[end of output]", "ERROR: Failed building",
+             "x exited with code 1", "ſee above", "Ｅrror: 0 errors", "fatal: x", "", "error 12"]
+    for text in texts:
+        assert _not_decisive(text) == bool(_NOT_DECISIVE.search(text)), text
+    assert _not_decisive("ſee above") and not _not_decisive("a.c:1:2: error: no member named 'x'")

@@ -179,3 +179,28 @@ def test_every_bundled_pattern_matches_its_examples_only_with_its_literal() -> N
                     checked += 1
                     assert literal in text and pattern.search(text) is not None, (sig.id, pattern.pattern, text)
     assert checked > 50
+
+
+@pytest.mark.parametrize(("pattern", "literal"), [
+    (r"(?i)no space left", "no space left"),  # folded: case-insensitive patterns have one, lower-cased
+    (r"a(?i:bcd)EFG", "abcdefg"),
+    (r"(?i)x(?:foo|bar)YZ", "yz"),
+    (r"(?i)ſtraße", ""),  # not ASCII: no shortcut
+    (r"Cannot Find", "cannot find"),
+])
+def test_required_literal_folded(pattern: str, literal: str) -> None:
+    assert required_literal(pattern, folded=True) == literal
+
+
+def test_every_bundled_pattern_matches_its_examples_only_with_its_folded_literal() -> None:
+    """Wherever a bundled pattern matches an ASCII text, its folded literal is in the text's lower()."""
+    catalogue = load_catalogue(user=False)
+    checked = 0
+    for sig in catalogue.signatures:
+        for pattern in sig.patterns:
+            literal = required_literal(pattern.pattern, folded=True)
+            for text in (*sig.examples, *sig.near_misses):
+                if text.isascii() and re.compile(pattern.pattern).search(text) is not None:
+                    checked += 1
+                    assert literal in text.lower(), (sig.id, pattern.pattern, text)
+    assert checked > 100

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import random
 import re
 import shlex
 import sys
@@ -247,7 +248,7 @@ def test_both_finders_agree_on_a_realistic_log() -> None:
 
 def test_asking_for_a_missing_accelerator_fails_loudly() -> None:
     if ACCELERATOR_AVAILABLE:
-        assert LineScanner(Hook(b"x"), accelerate=True)._automaton is not None
+        assert LineScanner(Hook(b"x"), accelerate=True)._automata
     else:
         with pytest.raises(RuntimeError, match="ahocorasick_rs"):
             LineScanner(Hook(b"x"), accelerate=True)
@@ -310,3 +311,67 @@ def test_raw_dismissed_candidates_are_not_delivered_but_still_counted_and_seen_a
     assert hook.lines == [(2, "first error"), (6, "last error")]
     assert hook.context == [(3, "skip me: error again")]
     assert hook.befores[6] == ("skip me: error", "first error", "skip me: error again", "skip me: error 3", "x")
+
+
+@pytest.mark.parametrize("size", [5, 4093])
+def test_keywords_beyond_one_automaton_find_the_same_lines(size: int) -> None:
+    """More keywords than one Aho-Corasick automaton takes: split, every keyword still finds its lines."""
+    keywords = (*(f"kw{i:03d}x".encode() for i in range(130)), b"ailed", b"rror")
+    rng = random.Random(3)
+    lines = []
+    for i in range(3000):
+        words = [rng.choice(keywords).decode() if rng.random() < 0.1 else f"w{i}" for _ in range(rng.randint(0, 4))]
+        lines.append(" ".join(words) + ("\n" if i < 2999 else ""))
+    data = "".join(lines).encode()
+    results = []
+    for accelerate in FINDERS:
+        hook = DismissingHook(*keywords)
+        scanner = LineScanner(hook, accelerate=accelerate)
+        if accelerate:
+            assert len(scanner._automata) == 3
+        feed_in_pieces(scanner, data, size)
+        results.append(hook.lines)
+    expected = [(n, line.strip()) for n, line in enumerate(lines, 1)
+                if any(k.decode() in line for k in keywords) and not line.startswith("skip me")]
+    assert all(r == expected for r in results)
+    assert len(expected) > 500
+
+
+def test_the_line_before_alone_is_the_last_of_the_context() -> None:
+    """bool(before) and before[-1] read one line; the same as the whole context's last."""
+    seen: list[tuple[bool, str | None, tuple[str, ...]]] = []
+
+    class Peeking(Hook):
+        def on_line(self, number: int, text: str, before: Sequence[str]) -> int:
+            last = before[-1] if before else None
+            seen.append((bool(before), last, tuple(before)))
+            return 0
+
+    data = b"error first\na\nb\nerror second\n" + b"x" * (MAX_LINE + 50) + b"\nerror after a long line\n"
+    for size in (3, 10_000):
+        seen.clear()
+        feed_in_pieces(LineScanner(Peeking(b"error")), data, size)
+        assert [s[0] for s in seen] == [False, True, True]
+        assert all(s[1] == (s[2][-1] if s[2] else None) for s in seen)
+        assert seen[1][2] == ("error first", "a", "b")
+
+
+@pytest.mark.parametrize("accelerate", FINDERS)
+def test_lines_seen_after_every_feed_whatever_the_candidates(accelerate: bool) -> None:
+    """lines_seen counts every completed line once: with candidates, wanted context and long lines."""
+    rng = random.Random(5)
+    parts = []
+    for i in range(400):
+        r = rng.random()
+        parts.append(b"x" * (MAX_LINE + 100) if r < 0.03 else b"error here" if r < 0.2 else b"want more"
+                     if r < 0.25 else f"plain {i}".encode())
+    data = b"\n".join(parts) + b"\n"
+    for size in (1, 7, 100, 5000, 70_000):
+        hook = Hook(b"error", b"want", want={"want": 3})
+        scanner = LineScanner(hook, accelerate=accelerate)
+        fed = 0
+        for i in range(0, len(data), size):
+            scanner.feed(data[i : i + size])
+            fed = i + len(data[i : i + size])
+            assert scanner.lines_seen == data.count(b"\n", 0, fed), (size, fed)
+        assert [n for n, _ in hook.lines] == [n for n, p in enumerate(parts, 1) if b"error" in p or b"want" in p]

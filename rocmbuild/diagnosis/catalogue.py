@@ -61,7 +61,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern
+from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
 from rocmbuild.errors import CatalogueError
 
 CATEGORIES = (
@@ -174,6 +174,71 @@ class Signature:
                      for p in self.patterns)
 
 
+_UNBUILT = object()
+
+
+def _finder(literals: tuple[str, ...]) -> Any:
+    """An overlapping Aho-Corasick automaton over ``literals`` (None without ahocorasick_rs or literals)."""
+    try:
+        import ahocorasick_rs
+    except ImportError:  # pragma: no cover - a dependency; the `in` loops give the same answers
+        return None
+    if not literals:
+        return None
+    return ahocorasick_rs.AhoCorasick(list(literals), matchkind=ahocorasick_rs.MatchKind.Standard)
+
+
+@dataclass(frozen=True)
+class _GateIndex:
+    """For one list of candidate signatures: which of them each required literal lets through."""
+
+    finder: Any                               # automaton over the distinct literals (None: test them all)
+    owners: tuple[tuple[int, ...], ...]       # literal index -> positions of the signatures that need it
+    always: tuple[int, ...]                   # signatures with a pattern that has no literal
+    folded_finder: Any = None                 # the same for case-insensitive patterns' lower-cased literals,
+    folded_owners: tuple[tuple[int, ...], ...] = ()  # searched in an ASCII text's lower()
+
+    @classmethod
+    def of(cls, sigs: Sequence[Signature]) -> _GateIndex:
+        literals: dict[str, list[int]] = {}
+        folded: dict[str, list[int]] = {}
+        always: list[int] = []
+        for position, sig in enumerate(sigs):
+            needs: list[tuple[dict[str, list[int]], str]] = []
+            for (literal, _), pattern in zip(sig._gates, sig.patterns, strict=True):
+                if literal:
+                    needs.append((literals, literal))
+                    continue
+                lowered = required_literal(pattern.pattern, folded=True) if isinstance(pattern, TrustedPattern) else ""
+                if len(lowered) < 3:
+                    break
+                needs.append((folded, lowered))
+            else:
+                for index, literal in needs:
+                    index.setdefault(literal, []).append(position)
+                continue
+            always.append(position)
+        return cls(_finder(tuple(literals)), tuple(tuple(v) for v in literals.values()), tuple(always),
+                   _finder(tuple(folded)), tuple(tuple(v) for v in folded.values()))
+
+    def through(self, text: str) -> set[int]:
+        """Positions of the signatures one of whose patterns' literals ``text`` holds (or that have none)."""
+        keep = set(self.always)
+        if self.finder is not None:
+            owners = self.owners
+            for m in self.finder.find_matches_as_indexes(text, overlapping=True):
+                keep.update(owners[m[0]])
+        if self.folded_owners:
+            if self.folded_finder is None or not text.isascii():
+                for owner in self.folded_owners:  # case folding beyond ASCII: no shortcut
+                    keep.update(owner)
+            else:
+                owners = self.folded_owners
+                for m in self.folded_finder.find_matches_as_indexes(text.lower(), overlapping=True):
+                    keep.update(owners[m[0]])
+        return keep
+
+
 @dataclass(frozen=True)
 class Catalogue:
     """All signatures (bundled + user), ordered by priority, and the categories."""
@@ -198,11 +263,55 @@ class Catalogue:
     def candidates(self, text: str) -> list[Signature]:
         """Signatures that have a keyword in ``text`` (the only ones that can match it)."""
         seen: dict[str, Signature] = {}
-        for keyword, sigs in self._by_keyword.items():
-            if keyword in text:
-                for sig in sigs:
-                    seen.setdefault(sig.id, sig)
+        finder = self._finders.get("keywords", _UNBUILT)
+        if finder is _UNBUILT:
+            finder = self._finders["keywords"] = _finder(tuple(self._by_keyword))
+        if finder is None:
+            for keyword, sigs in self._by_keyword.items():
+                if keyword in text:
+                    for sig in sigs:
+                        seen.setdefault(sig.id, sig)
+            return list(seen.values())
+        # One Aho-Corasick pass names every keyword present; the signatures come in the order the
+        # loop above gives them (keyword order, then signature order).
+        by_keyword = self._keyword_sigs
+        for index in sorted({m[0] for m in finder.find_matches_as_indexes(text, overlapping=True)}):
+            for sig in by_keyword[index]:
+                seen.setdefault(sig.id, sig)
         return list(seen.values())
+
+    def plausible(self, text: str) -> list[Signature]:
+        """:meth:`candidates` without those none of whose patterns' required literals ``text`` holds.
+
+        The same signatures match (``Signature.match_candidate`` tests those literals first and
+        answers None without them), found with one Aho-Corasick pass over the literals of the
+        candidates instead of a test per pattern: an ``error:`` line reaches ~58 signatures and
+        ~160 patterns, and a build can print thousands of them.
+        """
+        sigs = self.candidates(text)
+        if len(sigs) < 8:
+            return sigs
+        key = tuple(sig.id for sig in sigs)
+        gates = self._gate_index.get(key)
+        if gates is None:
+            if len(self._gate_index) >= 256:
+                self._gate_index.clear()
+            gates = self._gate_index[key] = _GateIndex.of(sigs)
+        if gates.finder is None and gates.folded_finder is None:
+            return sigs
+        return [sigs[i] for i in sorted(gates.through(text))]
+
+    @functools.cached_property
+    def _keyword_sigs(self) -> tuple[tuple[Signature, ...], ...]:
+        return tuple(self._by_keyword.values())
+
+    @functools.cached_property
+    def _finders(self) -> dict[str, Any]:
+        return {}
+
+    @functools.cached_property
+    def _gate_index(self) -> dict[tuple[str, ...], _GateIndex]:
+        return {}
 
     def get(self, signature_id: str) -> Signature:
         for sig in self.signatures:

@@ -78,14 +78,37 @@ _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
 _ERRORISH = re.compile(
     r"(?i)(?:\w(?:error|exception)\b|\b(?:error|fatal|failed|failure|exception|traceback|aborted|"
     r"segmentation fault|cannot|could not|couldn't|unable to|not found|no such file|undefined)\b|\*\*\*)")
-# ...that clean builds print too, or that only frame the real error.
-_NOT_DECISIVE = re.compile(
-    r"(?i)(?:^--\s|^warning\b|\bwarning:|\[-W|-Werror|\b0 errors?\b|-- (?:failed|not found)$|"
-    r"^checking |\bno error\b|errors? generated|subprocess-exited-with-error|originates from a subprocess|"
-    r"failed building wheel|could not build wheels|failed to build|ninja: build stopped|configuring incomplete|"
-    r"^make(?:\[\d+\])?: \*\*\*|\berror \d+$|waiting for unfinished jobs|returned non-zero exit status|"
-    r"^error: command .* failed|see (?:above|also)|^\[end of output\]|^ERROR: Failed |exited with code)")
+# ...that clean builds print too, or that only frame the real error (one case-insensitive regex of these).
+_NOT_DECISIVE_PARTS: tuple[str, ...] = (
+    r"^--\s", r"^warning\b", r"\bwarning:", r"\[-W", r"-Werror", r"\b0 errors?\b", r"-- (?:failed|not found)$",
+    r"^checking ", r"\bno error\b", r"errors? generated", r"subprocess-exited-with-error",
+    r"originates from a subprocess", r"failed building wheel", r"could not build wheels", r"failed to build",
+    r"ninja: build stopped", r"configuring incomplete", r"^make(?:\[\d+\])?: \*\*\*", r"\berror \d+$",
+    r"waiting for unfinished jobs", r"returned non-zero exit status", r"^error: command .* failed",
+    r"see (?:above|also)", r"^\[end of output\]", r"^ERROR: Failed ", r"exited with code")
+_NOT_DECISIVE = re.compile("(?i)(?:" + "|".join(_NOT_DECISIVE_PARTS) + ")")
+_not_decisive_literals: tuple[str, ...] | None = None
 
+
+def _not_decisive(text: str) -> bool:
+    """``_NOT_DECISIVE.search(text)``, told without the regex engine when ``text`` holds no part's literal.
+
+    The regex (a case-insensitive alternation, ~25 us a line) runs on every unmatched error line
+    until the boilerplate tier is taken, and a build flooding errors prints thousands.  Each part
+    has a literal every match contains (``required_literal``, lower-cased: the regex ignores case);
+    for an ASCII text, where ignoring case is lower-casing, a text without any of them cannot match.
+    """
+    global _not_decisive_literals
+    if _not_decisive_literals is None:
+        from rocmbuild.diagnosis.patterns import required_literal
+
+        _not_decisive_literals = tuple(required_literal(part).lower() for part in _NOT_DECISIVE_PARTS)
+    literals = _not_decisive_literals
+    if text.isascii() and all(literals):
+        lowered = text.lower()
+        if not any(literal in lowered for literal in literals):
+            return False
+    return _NOT_DECISIVE.search(text) is not None
 
 # --------------------------------------------------------------------------------------------- values
 
@@ -261,7 +284,7 @@ class Classifier:
         if before and _PY_FRAME.match(before[-1]) and not _PY_EXCEPTION.match(text):
             return want  # a traceback's source line (`raise ReadTimeoutError(...)`), never the error itself
         matched = False
-        for sig in self.catalogue.candidates(text):
+        for sig in self.catalogue.plausible(text):
             fields = sig.match_candidate(text)
             if fields is not None:
                 matched = True
@@ -375,14 +398,14 @@ class Classifier:
         decisive_tier = 0 if in_block else 1
         if decisive_tier in self._plain:
             # Only the boilerplate tier can still take this line: both regexes must say yes (a flood of
-            # unmatched errors reaches here once per line; _ERRORISH is the cheaper, ~5 us against ~20).
-            if 2 in self._plain or not _ERRORISH.search(text) or not _NOT_DECISIVE.search(text):
+            # unmatched errors reaches here once per line; _not_decisive's literals rule most out at once).
+            if 2 in self._plain or not _not_decisive(text) or not _ERRORISH.search(text):
                 return 0
             tier = 2
         else:
             if not _ERRORISH.search(text):
                 return 0
-            tier = 2 if _NOT_DECISIVE.search(text) else decisive_tier
+            tier = 2 if _not_decisive(text) else decisive_tier
             if tier in self._plain:
                 return 0
         match = _Match(_PLAIN, number, text, {}, tuple(before)[-CONTEXT_BEFORE:], in_block)

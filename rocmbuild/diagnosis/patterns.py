@@ -76,8 +76,11 @@ class BoundedPattern:
             return None
 
 
-def required_literal(pattern: str) -> str:
+def required_literal(pattern: str, *, folded: bool = False) -> str:
     """The longest run of characters every match of ``pattern`` (on ``re``) contains; '' when unknown.
+
+    ``folded``: for a case-insensitive pattern too, lower-cased (and '' unless ASCII): a run every
+    match holds up to case, so an ASCII text whose ``lower()`` lacks it cannot match.
 
     Read from the parsed pattern: literal characters in sequence at the top level, and inside
     groups that are not repeated; anything else (a class, a repeat, an alternation, an assertion)
@@ -90,7 +93,7 @@ def required_literal(pattern: str) -> str:
         from re import _constants, _parser  # type: ignore[attr-defined]
 
         parsed = _parser.parse(pattern)
-        if parsed.state.flags & re.IGNORECASE:
+        if parsed.state.flags & re.IGNORECASE and not folded:
             return ""
         literal, subpattern = _constants.LITERAL, _constants.SUBPATTERN
     except Exception:  # an internal API: without it, a pattern is simply always searched
@@ -102,7 +105,7 @@ def required_literal(pattern: str) -> str:
         for op, av in items:
             if op is literal:
                 current.append(chr(av))
-            elif op is subpattern and not (av[1] & re.IGNORECASE):
+            elif op is subpattern and (folded or not (av[1] & re.IGNORECASE)):
                 walk(av[3])  # a group matched once: its sequence continues the run
             else:
                 runs.append("".join(current))
@@ -110,7 +113,10 @@ def required_literal(pattern: str) -> str:
 
     walk(parsed)
     runs.append("".join(current))
-    return max(runs, key=len)
+    longest = max(runs, key=len)
+    if folded:
+        return longest.lower() if longest.isascii() else ""
+    return longest
 
 
 class TrustedPattern:

@@ -82,6 +82,7 @@ BATCH = 1 << 17  # most bytes relayed in one go
 COALESCE_S = 0.002  # a batch goes out when no more output arrives within this long...
 COALESCE_MAX_S = 0.02  # ...or when its first bytes are this old
 TICK = 0.1  # longest wait between checks of limits, interrupts and the child
+EOF_POLL_S = 0.005  # first wait for the child's exit once its PTY is closed (then doubled up to TICK)
 TRACK_EVERY = 0.5  # how often the process tree is snapshot
 QUIET_AFTER_EXIT = 0.2  # output drained this long after the step exited while a daemon holds the PTY
 HEADER = "==> rocmbuild step {name}: {command}\n"
@@ -424,6 +425,7 @@ class _StepRun:
         last_output = next_check = time.monotonic()
         next_track = next_check + TRACK_EVERY
         eof = False
+        eof_wait = EOF_POLL_S
         exited_at: float | None = None
         reason: str | None = None
         stopped: str | None = None
@@ -465,7 +467,11 @@ class _StepRun:
                     break
                 sink.update_display()
             if eof:
-                time.sleep(min(TICK, max(next_check - now, 0.005)))
+                # The PTY is closed: the step has nearly always exited.  Look again after EOF_POLL_S,
+                # doubling up to a TICK, rather than a whole TICK after its last output.
+                next_check = min(next_check, now + eof_wait)
+                eof_wait = min(eof_wait * 2, TICK)
+                time.sleep(max(next_check - now, 0.0))
                 continue
             wait = max(min(next_check - now, TICK), 0.0)
             if not select.select([fd], [], [], min(wait, COALESCE_S) if pending else wait)[0]:
