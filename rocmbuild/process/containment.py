@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import psutil
-
 _counter = itertools.count(1)
 WATCHDOG = Path(__file__).with_name("watchdog.py")
 
@@ -102,6 +100,8 @@ def tree_key(tree: Path) -> str:
 
 
 def _start_time(pid: int) -> int | None:
+    import psutil  # ~15 ms: only when there is a killed run's record to check, not before every attempt
+
     try:
         return int(psutil.Process(pid).create_time() * 100)
     except psutil.Error:
@@ -170,6 +170,8 @@ def kill_group(path: Path, timeout: float = 5.0) -> bool:
 
 
 def _describe(pid: int) -> str:
+    import psutil
+
     try:
         p = psutil.Process(pid)
         return f"{pid} {(' '.join(p.cmdline()) or p.name())[:120]}"
