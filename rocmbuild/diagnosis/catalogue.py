@@ -56,7 +56,6 @@ import marshal
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -256,7 +255,7 @@ class Catalogue:
 
 @functools.cache  # asked for each of the catalogue's ~530 patterns (is it bundled, hence trusted?)
 def bundled_path() -> Path:
-    return Path(str(resources.files("rocmbuild").joinpath(BUNDLED_NAME)))
+    return paths.package_dir() / BUNDLED_NAME
 
 
 def user_signature_dir() -> Path:

@@ -100,11 +100,16 @@ def tree_key(tree: Path) -> str:
 
 
 def _start_time(pid: int) -> int | None:
-    import psutil  # ~15 ms: only when there is a killed run's record to check, not before every attempt
-
+    """``int(psutil.Process(pid).create_time() * 100)``, computed as psutil computes it on Linux (the
+    ``starttime`` ticks of /proc/PID/stat over SC_CLK_TCK, plus /proc/stat's ``btime``), without
+    importing psutil (~15 ms) on the way to every attempt; None for a process that is gone."""
     try:
-        return int(psutil.Process(pid).create_time() * 100)
-    except psutil.Error:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        ticks = float(stat[stat.rfind(b")") + 2:].split()[19])
+        with open("/proc/stat", "rb") as handle:
+            boot = next(float(line.split()[1]) for line in handle if line.startswith(b"btime"))
+        return int((ticks / os.sysconf("SC_CLK_TCK") + boot) * 100)
+    except (OSError, ValueError, IndexError, StopIteration):
         return None
 
 
