@@ -161,11 +161,12 @@ def cli() -> None:
 @build_options
 def build(recipes: tuple[str, ...], **kw: Any) -> None:
     """Build RECIPE(s) in order, diagnosing failures and retrying with remedies."""
-    from rocmbuild.app import build as run_build
-
     options = make_options(kw)
     if options.detach and not options.dry_run:
         options = _detach(recipes, options)
+    _prefetch()
+    from rocmbuild.app import build as run_build
+
     raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
 
 
@@ -192,9 +193,18 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
 @build_options
 def plan(recipes: tuple[str, ...], **kw: Any) -> None:
     """Print the plan (= build --dry-run): ROCm, arch, MAX_JOBS, env diff, steps, clean paths, ladder."""
+    options = make_options(kw, dry_run=True)
+    _prefetch()
     from rocmbuild.app import show_plans
 
-    raise SystemExit(show_plans(recipes, make_options(kw, dry_run=True), dict(os.environ), _streams()))
+    raise SystemExit(show_plans(recipes, options, dict(os.environ), _streams()))
+
+
+def _prefetch() -> None:
+    """What planning will ask first, started while the rest of rocmbuild is imported (~50 ms)."""
+    from rocmbuild.host.facts import prefetch_loader_dirs
+
+    prefetch_loader_dirs()
 
 
 @cli.command()
