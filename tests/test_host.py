@@ -466,3 +466,20 @@ def test_a_prefetched_ldconfig_answers_the_next_real_measurement_once(monkeypatc
 
     monkeypatch.setattr(host.proc, "capture", spy)
     assert host.loader_default_dirs(spy) == asked and host._PREFETCHED == [] and len(seen) == 1
+
+
+def test_a_command_that_ends_before_planning_leaves_no_ldconfig_behind(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that goes on (a test's, a caller of cli.main), an unread prefetch is waited for."""
+    import psutil
+
+    from rocmbuild import cli
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    for command in ("plan", "build"):
+        with pytest.raises(SystemExit) as ended:
+            cli.main([command, str(tmp_path / "no-such-recipe.toml"), "--skip-preflight"])
+        assert ended.value.code == 2
+        assert host._PREFETCHED == []
+        assert not [c for c in psutil.Process().children() if c.name() == "ldconfig"]

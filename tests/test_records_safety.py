@@ -138,7 +138,7 @@ def test_a_builds_events_are_on_disk_once_its_first_attempt_runs(tmp_path: Path)
     recipe.write_text(f"""
 name = "peek"
 [steps]
-build = ["sleep 0.3; date +%s.%N > {tmp_path / 'started.txt'}; cat {run / 'events.jsonl'} > {seen}"]
+build = ["sleep 1; date +%s.%N > {tmp_path / 'started.txt'}; cat {run / 'events.jsonl'} > {seen}"]
 """)
     src = tmp_path / "src"
     src.mkdir()
@@ -153,5 +153,5 @@ build = ["sleep 0.3; date +%s.%N > {tmp_path / 'started.txt'}; cat {run / 'event
     names = [e["event"] for e in events]
     assert names[0] == "run.started" and "attempt.started" in names
     started = float((tmp_path / "started.txt").read_text())
-    for event in events:
+    for event in (e for e in events if e["event"] in ("run.started", "attempt.started")):
         assert datetime.fromisoformat(event["timestamp"].replace("Z", "+00:00")).timestamp() < started

@@ -560,12 +560,14 @@ def prefetch_loader_dirs() -> None:
     call = _ldconfig_call()
     if call is None:
         return
-    _drop_prefetched()
+    drop_prefetched_loader_dirs()
     argv, env = call
     _PREFETCHED.append((argv, env, proc.start(argv, env=env, timeout=30)))
 
 
-def _drop_prefetched() -> None:
+def drop_prefetched_loader_dirs() -> None:
+    """The end of the command that prefetched: an answer nobody read is waited for (never left a zombie
+    in a process that goes on: a test's, or a caller of ``cli.main``)."""
     while _PREFETCHED:
         _PREFETCHED.pop()[2].result()  # waited for: never left a zombie
 
