@@ -279,8 +279,9 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         if run_dirs is not None:
             run_dirs.append(run_dir)
         try:
+            # Its events are held until the first attempt's process starts (recorder.py, open_events).
             rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
-                              echo=streams.err if options.verbosity == "verbose" else None)
+                              echo=streams.err if options.verbosity == "verbose" else None, hold_events=True)
         except OSError as exc:
             raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
                              todo="free space there or make it writable, or pass --run-dir DIR") from None
@@ -360,6 +361,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None, pid=os.getpid())
     for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
+        rec.open_events()  # on disk now: what follows may take a while
         rec.event("leftovers.stopped", **leftover)
         streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "
                           f"{plan.source} by a killed run (PID {leftover['owner_pid']})\n")
@@ -371,6 +373,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
         return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
                        "artifacts still verify: nothing was run", options, streams, facts)
     if not options.skip_preflight:
+        rec.open_events()  # the checks take seconds: the events so far go to disk before them
         checks = _preflight(plan, options, services)
         rec.extra["preflight"] = checks_json(checks)
         for check in checks:

@@ -8,12 +8,13 @@ a bug prints where its crash log is and exits 70.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -161,12 +162,13 @@ def cli() -> None:
 @build_options
 def build(recipes: tuple[str, ...], **kw: Any) -> None:
     """Build RECIPE(s) in order, diagnosing failures and retrying with remedies."""
-    from rocmbuild.app import build as run_build
-
     options = make_options(kw)
     if options.detach and not options.dry_run:
         options = _detach(recipes, options)
-    raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
+    with _prefetched():
+        from rocmbuild.app import build as run_build
+
+        raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
 
 
 def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
@@ -192,9 +194,24 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
 @build_options
 def plan(recipes: tuple[str, ...], **kw: Any) -> None:
     """Print the plan (= build --dry-run): ROCm, arch, MAX_JOBS, env diff, steps, clean paths, ladder."""
-    from rocmbuild.app import show_plans
+    options = make_options(kw, dry_run=True)
+    with _prefetched():
+        from rocmbuild.app import show_plans
 
-    raise SystemExit(show_plans(recipes, make_options(kw, dry_run=True), dict(os.environ), _streams()))
+        raise SystemExit(show_plans(recipes, options, dict(os.environ), _streams()))
+
+
+@contextlib.contextmanager
+def _prefetched() -> Iterator[None]:
+    """What planning asks first (ldconfig), started while the rest of rocmbuild is imported (~50 ms);
+    an answer the command did not read is waited for when it ends."""
+    from rocmbuild.host.facts import drop_prefetched_loader_dirs, prefetch_loader_dirs
+
+    prefetch_loader_dirs()
+    try:
+        yield
+    finally:
+        drop_prefetched_loader_dirs()
 
 
 @cli.command()

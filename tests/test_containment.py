@@ -186,3 +186,20 @@ def test_orphans_that_died_are_reaped_not_left_as_zombies(tmp_path: Path, marker
     assert outcome.exit_code == 0
     zombies = [c for c in psutil.Process().children() if c.status() == psutil.STATUS_ZOMBIE]
     assert zombies == [], "each would pass to init when rocmbuild exits"
+
+
+def test_start_time_is_psutils_without_psutil() -> None:
+    """The cgroup name's start time (and end_leftovers' check of its owner) is psutil's create_time x 100,
+    read from /proc without importing psutil; a process that is gone has none."""
+    sleeper = subprocess.Popen(["sleep", "5"])
+    try:
+        for pid in (os.getpid(), os.getppid(), 1, sleeper.pid):
+            assert containment._start_time(pid) == int(psutil.Process(pid).create_time() * 100)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert containment._start_time(sleeper.pid) is None
+    code = ("import sys; from rocmbuild.process import containment, runner; from rocmbuild import app; "
+            "containment._start_time(1); print('psutil' in sys.modules)")
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True).stdout.strip() == "False"

@@ -435,3 +435,51 @@ def test_loader_dirs_are_gathered_with_the_host_facts_each_time(tmp_path: Path) 
     assert "/opt/site/lib" not in first.loader_dirs       # ld.so.conf dirs still need LIBRARY_PATH
     assert set(host.STATIC_LOADER_DIRS) <= set(first.loader_dirs)
     assert {os.path.realpath(d) for d in host.STATIC_LOADER_DIRS} <= set(first.loader_dirs)
+
+
+def test_a_prefetched_ldconfig_answers_the_next_real_measurement_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`build`/`plan` start ldconfig as they begin (it runs while rocmbuild imports); the next
+    loader_default_dirs() with the real runner reads that answer, identical to asking then; a fake
+    runner, a changed environment or a second call asks again."""
+    if not (shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")):
+        pytest.fail("this machine has no ldconfig (libc-bin)")
+    asked = host.loader_default_dirs()
+    host.prefetch_loader_dirs()
+    assert len(host._PREFETCHED) == 1 and host._PREFETCHED[0][2].process is not None
+    calls: list[list[str]] = []
+
+    def fake(argv: Sequence[str], **_: Any) -> CommandResult:
+        calls.append(list(argv))
+        return CommandResult(0, "/usr/lib/fake-builtin: (from <builtin>:0)\n")
+
+    assert "/usr/lib/fake-builtin" in host.loader_default_dirs(fake)  # a test's runner is asked, always
+    assert len(calls) == 1 and len(host._PREFETCHED) == 1
+    assert host.loader_default_dirs() == asked and host._PREFETCHED == []
+    host.prefetch_loader_dirs()
+    monkeypatch.setenv("ROCMBUILD_TEST_CHANGED", "1")  # another environment: that answer is not this one's
+    seen: list[list[str]] = []
+    real = host.proc.capture
+
+    def spy(argv: Sequence[str], **kw: Any) -> CommandResult:
+        seen.append(list(argv))
+        return real(argv, **kw)
+
+    monkeypatch.setattr(host.proc, "capture", spy)
+    assert host.loader_default_dirs(spy) == asked and host._PREFETCHED == [] and len(seen) == 1
+
+
+def test_a_command_that_ends_before_planning_leaves_no_ldconfig_behind(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """In a process that goes on (a test's, a caller of cli.main), an unread prefetch is waited for."""
+    import psutil
+
+    from rocmbuild import cli
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    for command in ("plan", "build"):
+        with pytest.raises(SystemExit) as ended:
+            cli.main([command, str(tmp_path / "no-such-recipe.toml"), "--skip-preflight"])
+        assert ended.value.code == 2
+        assert host._PREFETCHED == []
+        assert not [c for c in psutil.Process().children() if c.name() == "ldconfig"]

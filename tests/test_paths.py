@@ -16,3 +16,15 @@ def test_xdg_dirs_are_honoured_at_call_time(tmp_path: Path, monkeypatch: pytest.
     assert paths.state_dir("runs") == tmp_path / "s" / "rocmbuild" / "runs" == paths.runs_root()
     assert paths.cache_dir("hip-clang-wrappers", "k") == tmp_path / "c" / "rocmbuild" / "hip-clang-wrappers" / "k"
     assert paths.config_dir() == tmp_path / "cfg" / "rocmbuild"
+
+
+def test_package_dir_is_what_importlib_resources_says() -> None:
+    """signatures.toml and recipes/ are found without importing importlib.resources (start-up)."""
+    from importlib import resources
+
+    from rocmbuild.build.recipe import bundled_recipe_dir
+    from rocmbuild.diagnosis.catalogue import bundled_path
+
+    assert paths.package_dir() == Path(str(resources.files("rocmbuild")))
+    assert bundled_path() == Path(str(resources.files("rocmbuild").joinpath("signatures.toml")))
+    assert bundled_path().is_file() and bundled_recipe_dir().is_dir()

@@ -57,8 +57,6 @@ def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: Any) -> di
     the answer is remembered in the user cache dir per hipcc file (path, inode, size, mtime) and
     environment: only the first ``--no-cache`` run on a host pays it.
     """
-    from rocmbuild.build import cache
-
     hipcc = shutil.which("hipcc", path=caller_env.get("PATH", os.defpath))
     if hipcc is None:
         return {}
@@ -74,6 +72,8 @@ def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: Any) -> di
         known = json.loads(memo.read_text())["bin"]
         if known is None or Path(known).is_dir():
             return {"HIP_CLANG_PATH": known} if known else {}
+    from rocmbuild.build import cache  # ~5 ms (socket...): only when the answer is not remembered
+
     env: dict[str, str] = {}
     real = cache.find_real_clang_dir(caller_env, run)
     if real is not None:

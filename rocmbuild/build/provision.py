@@ -14,7 +14,6 @@ import os
 import shlex
 import subprocess
 import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -119,6 +118,8 @@ def verify_wheel(wheel: Path, plan: BuildPlan) -> tuple[bool, str]:
     """Unpack the wheel and check the recipe's artifact globs inside it for every arch."""
     if not plan.recipe.verify_artifacts:
         return True, "the recipe names no artifacts to verify"
+    import zipfile  # only for --wheel-dir, after a success
+
     from rocmbuild.build.artifacts import verify_artifacts
 
     with tempfile.TemporaryDirectory(prefix="rocmbuild-wheel-") as tmp:

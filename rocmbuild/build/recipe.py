@@ -13,7 +13,6 @@ import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -273,7 +272,7 @@ def load_recipe(path: Path, bundled: bool = False) -> Recipe:
 
 def bundled_recipe_dir() -> Path:
     """The recipes shipped with rocmbuild (inside the wheel, or the repo's recipes/)."""
-    packaged = Path(str(resources.files("rocmbuild"))) / "recipes"
+    packaged = paths.package_dir() / "recipes"
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[2] / "recipes"

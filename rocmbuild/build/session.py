@@ -294,7 +294,8 @@ class BuildSession:
         with Display(stream, mode=ctx.console.verbosity, attempt=number,
                      max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name) as display:
             hooks = AttemptHooks(watcher=watcher, display=display,
-                                 stop_check=lambda: self._stop_check(classifier), interrupted=ctx.interrupted)
+                                 stop_check=lambda: self._stop_check(classifier), interrupted=ctx.interrupted,
+                                 on_start=self.rec.open_events)
             checkout, steps = attempt_requests(plan, log, limits)
             # The slot dir is per attempt, so not in the plan (nor in repro.sh, where the launcher just runs).
             steps = replace(steps, env={**steps.env, **slots.env})

@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-import psutil
-
 _counter = itertools.count(1)
 WATCHDOG = Path(__file__).with_name("watchdog.py")
 
@@ -102,9 +100,16 @@ def tree_key(tree: Path) -> str:
 
 
 def _start_time(pid: int) -> int | None:
+    """``int(psutil.Process(pid).create_time() * 100)``, computed as psutil computes it on Linux (the
+    ``starttime`` ticks of /proc/PID/stat over SC_CLK_TCK, plus /proc/stat's ``btime``), without
+    importing psutil (~15 ms) on the way to every attempt; None for a process that is gone."""
     try:
-        return int(psutil.Process(pid).create_time() * 100)
-    except psutil.Error:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+        ticks = float(stat[stat.rfind(b")") + 2:].split()[19])
+        with open("/proc/stat", "rb") as handle:
+            boot = next(float(line.split()[1]) for line in handle if line.startswith(b"btime"))
+        return int((ticks / os.sysconf("SC_CLK_TCK") + boot) * 100)
+    except (OSError, ValueError, IndexError, StopIteration):
         return None
 
 
@@ -170,6 +175,8 @@ def kill_group(path: Path, timeout: float = 5.0) -> bool:
 
 
 def _describe(pid: int) -> str:
+    import psutil
+
     try:
         p = psutil.Process(pid)
         return f"{pid} {(' '.join(p.cmdline()) or p.name())[:120]}"

@@ -34,8 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import psutil
-
 from rocmbuild.diagnosis.classifier import KILL_STATUSES
 from rocmbuild.errors import UsageError
 
@@ -182,9 +180,18 @@ def effective_available(machine_available: int, machine_total: int,
 
 
 def read_memory(pid: int | None = None) -> MemoryReading:
+    import psutil  # ~15 ms: imported at the first reading, not on the way to the first attempt
+
     vm = psutil.virtual_memory()
     available, total, where = effective_available(int(vm.available), int(vm.total), cgroup_memory(pid))
     return MemoryReading(available, total, where, read_psi())
+
+
+def read_total(pid: int | None = None) -> int:
+    """``read_memory(pid).total`` without psutil: the machine's RAM (the kernel's ``sysinfo`` total,
+    which is what psutil reports: SC_PHYS_PAGES pages) capped by the cgroup's limit."""
+    machine_total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    return effective_available(0, machine_total, cgroup_memory(pid))[1]
 
 
 def oom_kills(pid: int | None = None) -> int | None:
@@ -269,6 +276,8 @@ def margins(reserve: int) -> tuple[int, int]:
 
 def tree_procs(root_pid: int) -> list[TreeProc]:
     """The build's process tree below ``root_pid`` (the step's shell is never paused)."""
+    import psutil
+
     try:
         children = psutil.Process(root_pid).children(recursive=True)
     except psutil.Error:
@@ -492,7 +501,7 @@ def attempt_guard(reserve_option: int | None, rec: RunRecorder, number: int) -> 
     """The guard for one attempt (None with ``--memory-reserve off``)."""
     if reserve_option == 0:
         return None
-    reserve = reserve_option if reserve_option is not None else default_reserve(read_memory().total)
+    reserve = reserve_option if reserve_option is not None else default_reserve(read_total())
 
     def emit(name: EventName, **fields: Any) -> None:
         rec.event(name, attempt=number, **fields)

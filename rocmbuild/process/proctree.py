@@ -13,11 +13,13 @@ import ctypes
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any
-
-import psutil
+from typing import TYPE_CHECKING, Any
 
 from rocmbuild.process import containment
+
+if TYPE_CHECKING:
+    import psutil
+# psutil itself (~15 ms to import) is imported where it is used: after the step's process has started.
 
 _PR_SET_CHILD_SUBREAPER = 36
 _PR_GET_CHILD_SUBREAPER = 37
@@ -46,6 +48,8 @@ def subreaper() -> Iterator[None]:
 
 def alive(p: psutil.Process) -> bool:
     """Running and not a zombie; reaps it when it is an orphan re-parented to us."""
+    import psutil
+
     try:
         if p.ppid() == os.getpid():
             with contextlib.suppress(ChildProcessError):
@@ -64,6 +68,8 @@ def reap_orphans() -> None:
     finished by now (the steps, the helper commands); a Popen whose child is reaped here still
     polls fine (ECHILD counts as exited).
     """
+    import psutil
+
     from rocmbuild.process.command import pending_pids
 
     ours = pending_pids()  # helper commands still being answered (facts.json's probes): their Popen reaps them
@@ -75,6 +81,8 @@ def reap_orphans() -> None:
 
 
 def describe_short(p: psutil.Process) -> str:
+    import psutil
+
     try:
         cmd = " ".join(p.cmdline()) or p.name()
     except psutil.Error:
@@ -86,6 +94,8 @@ class Tree:
     """Every process seen below a step (and in its session), kept so they can all be stopped."""
 
     def __init__(self, root: int, group: containment.AttemptGroup | None = None) -> None:
+        import psutil
+
         self.root = root
         self.group = group
         self.me = psutil.Process()
@@ -100,6 +110,8 @@ class Tree:
 
     def snapshot(self) -> None:
         """Remember every current descendant (of the step, and orphans re-parented to us)."""
+        import psutil
+
         try:
             found = self.me.children(recursive=True)
         except psutil.Error:
@@ -116,6 +128,8 @@ class Tree:
                     p.cpu_percent(None)  # primes CPU% for a stall snapshot
 
     def _without_ignored(self, procs: list[psutil.Process]) -> list[psutil.Process]:
+        import psutil
+
         parent: dict[int, int] = {}
         for p in procs:
             with contextlib.suppress(psutil.Error):
@@ -131,6 +145,8 @@ class Tree:
 
     def collect(self) -> list[psutil.Process]:
         """Live processes to stop: known descendants, fresh ones, and members of the step's session."""
+        import psutil
+
         self.snapshot()
         for pid in psutil.pids():
             if pid in self.known or pid == self.root:
@@ -151,6 +167,8 @@ class Tree:
 
     def describe(self) -> list[str]:
         """A process table (pid, ppid, CPU% since the last snapshot, RSS, command) for the log."""
+        import psutil
+
         procs = ([self.root_proc] if self.root_proc is not None else []) + [
             p for p in self.known.values() if alive(p)
         ]

@@ -67,7 +67,6 @@ from types import FrameType
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pexpect
-import psutil
 
 from rocmbuild.errors import DiskFullError
 from rocmbuild.process import containment, proctree
@@ -286,11 +285,13 @@ def run_attempt(
     stop_check: Callable[[], str | None] | None = None,
     interrupted: Callable[[], bool] = lambda: False,
     tree: Path | None = None,
+    on_start: Callable[[], None] | None = None,
 ) -> AttemptOutcome:
     """Run the steps in order under a PTY; the first failing (or stopped) step ends the attempt.
 
     ``tree`` (default ``cwd``) keys the attempt's cgroup, so that the next run on the same tree
-    finds what a killed run left behind.
+    finds what a killed run left behind.  ``on_start`` is called once each step's process exists
+    (the recorder writes the events it held until then: app.py).
     """
     started = datetime.now(UTC)
     t0 = time.monotonic()
@@ -305,7 +306,8 @@ def run_attempt(
                 if display is not None:
                     display.step(step.name)
                 sink.lines(HEADER.format(name=step.name, command=step.command))
-                result = _StepRun(step, cwd, env, sink, limits, stop_check, interrupted, group, watchdog).run()
+                result = _StepRun(step, cwd, env, sink, limits, stop_check, interrupted, group, watchdog,
+                                  on_start).run()
                 if not result.ok:
                     failed = step
                     break
@@ -361,6 +363,7 @@ class _StepRun:
     interrupted: Callable[[], bool]
     group: containment.AttemptGroup | None = None
     watchdog: containment.Watchdog | None = None
+    on_start: Callable[[], None] | None = None
     tree: proctree.Tree | None = field(default=None, init=False)
 
     def _limit_reached(self, now: float, last_output: float) -> str | None:
@@ -403,6 +406,8 @@ class _StepRun:
             self.watchdog.watch_session(child.pid)  # without a cgroup, the watchdog ends this session
         self.tree = proctree.Tree(child.pid, self.group)
         try:
+            if self.on_start is not None:
+                self.on_start()
             return self._watch(child)
         except BaseException as exc:  # a failing hook, a KeyboardInterrupt: never leave the build running
             self.sink.log_only = True  # the watcher or display may be what failed
@@ -520,6 +525,8 @@ class _StepRun:
 
     def _stop(self, child: pexpect.spawn, fd: int, why: str | None) -> None:
         """SIGINT, SIGTERM, SIGKILL to the whole tree, relaying output while waiting."""
+        import psutil  # imported after the step started (proctree.Tree), not on the way to it
+
         tree = self.tree
         assert tree is not None
         grace = max(self.limits.grace_s, 0.0)
