@@ -16,12 +16,13 @@ fingerprint before and after, provenance); a tool replaced in between (a
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
+
+from rocmbuild.process import versionstore
 
 
 @dataclass(frozen=True)
@@ -41,13 +42,11 @@ _VERSIONS: dict[tuple[object, ...], CommandResult] = {}
 
 
 def _version_key(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Path | None) -> tuple[object, ...] | None:
-    """What makes a ``TOOL --version`` answer the same again; None for any other command."""
-    if len(argv) != 2 or argv[1] != "--version":
+    """What makes a ``TOOL --version`` answer the same again within this process; None for any other command."""
+    probe = versionstore.version_program(argv, env)
+    if probe is None:
         return None
-    environ = os.environ if env is None else env
-    program = shutil.which(argv[0], path=environ.get("PATH"))
-    if program is None:
-        return None
+    program, environ = probe
     try:
         st = os.stat(program)
     except OSError:
@@ -89,8 +88,6 @@ def _stored(key: tuple[object, ...] | None, argv: Sequence[str], env: Mapping[st
             cwd: Path | None) -> CommandResult | None:
     if key is None or not _STORE:
         return None
-    from rocmbuild.process import versionstore
-
     digest = versionstore.key(argv, env, cwd)
     answer = versionstore.load(_STORE[0], digest) if digest is not None else None
     if answer is None:
@@ -106,8 +103,6 @@ def _remember(key: tuple[object, ...] | None, argv: Sequence[str], env: Mapping[
         return
     _VERSIONS[key] = result
     if _STORE:
-        from rocmbuild.process import versionstore
-
         digest = versionstore.key(argv, env, cwd)
         if digest is not None:
             versionstore.save(_STORE[0], digest, result.returncode, result.output)

@@ -53,14 +53,22 @@ def _directories(program: str, environ: Mapping[str, str]) -> list[str]:
     return list(dict.fromkeys(dirs))
 
 
-def key(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Path | None) -> str | None:
-    """The digest naming a remembered answer; None when the command is not a ``--version`` probe."""
+def version_program(argv: Sequence[str], env: Mapping[str, str] | None) -> tuple[str, Mapping[str, str]] | None:
+    """(the program PATH resolves to, the environment) for a ``TOOL --version`` probe; None for any other
+    command.  What both memos (this store and command.py's per-process one) start from."""
     if len(argv) != 2 or argv[1] != "--version":
         return None
     environ = os.environ if env is None else env
     program = shutil.which(argv[0], path=environ.get("PATH"))
-    if program is None:
+    return None if program is None else (program, environ)
+
+
+def key(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Path | None) -> str | None:
+    """The digest naming a remembered answer; None when the command is not a ``--version`` probe."""
+    probe = version_program(argv, env)
+    if probe is None:
         return None
+    program, environ = probe
     real = os.path.realpath(program)
     kept = {k: v for k, v in environ.items() if k not in _VOLATILE and not k.startswith(_VOLATILE_PREFIXES)}
     parts = {
