@@ -24,18 +24,20 @@ Decisions, and why:
   output without translating it.
 * **Environment**: passed as given; the caller composes it (no TERM or
   PIP_PROGRESS_BAR is added here).
-* **Relay**: output is read straight from the PTY (``select`` + ``os.read``
-  of up to 64 KiB; pexpect's expect machinery is not used), reads are
-  coalesced into batches (out after 2 ms without more output, 20 ms at most,
-  or at 128 KiB), and each batch is written to the log (unbuffered
-  ``os.write``: on disk as soon as it is relayed), to the display and to the
-  watcher.  The log starts each step with
-  ``==> rocmbuild step NAME: COMMAND``; rocmbuild's own notes (a stall's
-  process tree, processes stopped) are lines starting with ``==> rocmbuild``.
-  Everything written to the log is also fed to the watcher, so the watcher's
-  line numbers are the log's line numbers.  A newline is inserted before a
-  header or note, and at the end of the attempt, only when the output before
-  it did not end with one.
+* **Relay**: the PTY is read by a small process of its own (``ptyrelay.py``), which
+  copies the output into the attempt's log (unbuffered ``os.write``: on disk as soon as it
+  is relayed) and nothing else.  rocmbuild follows the log as it grows, in reads of up to
+  1 MiB, and hands each to the display and the watcher; the relay wakes it at most every
+  5 ms while output flows.  Reading a PTY is a ping-pong of ~4 KiB reads through the
+  kernel, so work done between two reads (classifying a flood of warnings, redrawing the
+  status line) would hold the build up; this way it never does, and a slow classifier only
+  makes rocmbuild finish reading later.  The log starts each step with
+  ``==> rocmbuild step NAME: COMMAND``; rocmbuild's own notes (a stall's process tree,
+  processes stopped) are lines starting with ``==> rocmbuild``, handed to the relay while it
+  runs so that they fall between two of the build's writes.  Everything written to the log
+  is also fed to the watcher, in the log's order, so the watcher's line numbers are the
+  log's line numbers.  A newline is inserted before a header or note, and at the end of the
+  attempt, only when the output before it did not end with one.
 * **Stopping**: stall, budget, interrupt and fail-fast stop the whole process
   tree: SIGINT, then SIGTERM, then SIGKILL, each followed by up to
   ``Limits.grace_s`` seconds of waiting (output keeps being relayed meanwhile).
@@ -47,15 +49,14 @@ Decisions, and why:
   normally are stopped the same way, and the log says so; so is the tree when
   an exception (a failing hook, KeyboardInterrupt) escapes, before it
   propagates.  While an attempt runs, the calling process should start no
-  other children: they would be taken for the build's.
+  other children (the relay is started before the tree is first looked at): they would
+  be taken for the build's.
 """
 
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
-import select
 import signal
 import termios
 import time
@@ -69,23 +70,25 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pexpect
 
 from rocmbuild.errors import DiskFullError
-from rocmbuild.process import containment, proctree
+from rocmbuild.process import containment, proctree, ptyrelay
 from rocmbuild.process.watcher import Progress, Watcher
 
 if TYPE_CHECKING:
     from rocmbuild.process.display import Display
 
 WINDOW = (40, 250)  # rows, columns of the build's terminal
-READ_SIZE = 1 << 16
-BATCH = 1 << 17  # most bytes relayed in one go
-COALESCE_S = 0.002  # a batch goes out when no more output arrives within this long...
-COALESCE_MAX_S = 0.02  # ...or when its first bytes are this old
+FOLLOW_CHUNK = 1 << 20  # the log is followed in reads of at most this much...
+FOLLOW_MAX = 1 << 23  # ...and at most this much between two checks of limits and the child
+FOLLOW_S = 0.002  # while output flows, the log is looked at again this soon (the relay wakes us too)
+MAX_RELAY_RESTARTS = 3  # a relay killed from outside is replaced this often in one step
 TICK = 0.1  # longest wait between checks of limits, interrupts and the child
 EOF_POLL_S = 0.005  # first wait for the child's exit once its PTY is closed (then doubled up to TICK)
 TRACK_EVERY = 0.5  # how often the process tree is snapshot
 QUIET_AFTER_EXIT = 0.2  # output drained this long after the step exited while a daemon holds the PTY
 HEADER = "==> rocmbuild step {name}: {command}\n"
 NOTE = "==> rocmbuild: "
+_DISK_TODO = ("free space on (or remount read-write) the run directory's filesystem, or pass --run-dir "
+              "elsewhere; then rerun")
 
 
 # -- values --------------------------------------------------------------------------------------
@@ -217,53 +220,77 @@ def _exec_child(argv: list[str], env: dict[str, str], cgroup_procs: str | None) 
 
 
 class _Sink:
-    """Where output goes: the raw log, the display and the watcher, in that order."""
+    """The attempt's log, and what follows it: the display and the watcher, in that order.
+
+    Output reaches the log two ways: the step's, copied by its relay process (ptyrelay.py), and
+    rocmbuild's own lines (step headers, notes), written here or, while a relay runs, handed to
+    it so that they land between two of the build's writes.  The display and the watcher read
+    the log as it grows (``follow``), so they see exactly its bytes, in its order.
+    """
 
     def __init__(self, log_path: Path, watcher: Watcher, display: Display | None) -> None:
         try:
             log_path.parent.mkdir(parents=True, exist_ok=True)
             self.fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o600)
+            self.rfd = os.open(log_path, os.O_RDONLY | os.O_CLOEXEC)
         except OSError as exc:
             raise DiskFullError(f"cannot create the build log {log_path}", why=exc.strerror or str(exc),
-                                todo="free space on (or remount read-write) the run directory's filesystem, "
-                                     "or pass --run-dir elsewhere; then rerun") from None
+                                todo=_DISK_TODO) from None
+        size = os.lseek(self.rfd, 0, os.SEEK_END)  # the watcher sees this attempt's output, not earlier runs'
         self.path = log_path
         self.broken: OSError | None = None  # the log could not be written: nothing more goes there
         self.watcher = watcher
         self.display = display
-        self.log_only = False
-        self.at_line_start = os.fstat(self.fd).st_size == 0 or self._log_ends_with_newline(log_path)
+        self.log_only = False  # the watcher or the display failed: they are fed nothing more
+        self.relay: ptyrelay.RelayProcess | None = None  # while a step runs
+        self.at_line_start = size == 0 or os.pread(self.rfd, 1, size - 1) == b"\n"
 
-    @staticmethod
-    def _log_ends_with_newline(path: Path) -> bool:
-        with open(path, "rb") as f:
-            f.seek(-1, os.SEEK_END)
-            return f.read(1) == b"\n"
+    def follow(self) -> int:
+        """Hand the next bytes the log holds to the display and the watcher; how many (0: none yet)."""
+        data = os.read(self.rfd, FOLLOW_CHUNK)
+        if data:
+            self.at_line_start = data.endswith(b"\n")
+            if not self.log_only:
+                if self.display is not None:
+                    self.display.relay(data)
+                self.watcher.feed(data)
+        return len(data)
 
-    def emit(self, data: bytes) -> None:
+    def catch_up(self) -> None:
+        while self.follow():
+            pass
+
+    def write(self, data: bytes) -> None:
+        """rocmbuild's own bytes, straight into the log (no relay is running), then followed."""
         view = memoryview(data)
         while view and self.broken is None:
             try:
                 view = view[os.write(self.fd, view) :]
             except OSError as exc:  # a full or read-only run dir: the build is stopped, then rocmbuild answers
                 self.broken = exc
-                raise DiskFullError(f"cannot write the build log {self.path}", why=exc.strerror or str(exc),
-                                    todo="free space on (or remount read-write) the run directory's "
-                                         "filesystem, or pass --run-dir elsewhere; then rerun") from None
-        self.at_line_start = data.endswith(b"\n")
-        if self.log_only:
-            return
-        if self.display is not None:
-            self.display.relay(data)
-        self.watcher.feed(data)
+                raise self.write_failed(exc.errno) from None
+        self.catch_up()
+
+    def write_failed(self, code: int | None) -> DiskFullError:
+        why = os.strerror(code) if code else "the write failed"
+        return DiskFullError(f"cannot write the build log {self.path}", why=why, todo=_DISK_TODO)
 
     def lines(self, text: str) -> None:
         """rocmbuild's own lines, starting on a fresh line."""
         data = text.encode("utf-8", "replace")
-        self.emit(data if self.at_line_start else b"\n" + data)
+        if self.relay is not None and self.relay.note(data):
+            return  # the relay starts it on a fresh line
+        self.catch_up()  # what the relay wrote decides whether a newline goes first
+        self.write(data if self.at_line_start else b"\n" + data)
 
     def note(self, *lines: str) -> None:
         self.lines("".join(f"{NOTE}{line}\n" for line in lines))
+
+    def end_line(self) -> None:
+        """End the log (and the watcher's input) on a line boundary."""
+        self.catch_up()
+        if not self.at_line_start:
+            self.write(b"\n")
 
     def update_display(self) -> None:
         if self.display is not None and not self.log_only:
@@ -271,6 +298,7 @@ class _Sink:
 
     def close(self) -> None:
         os.close(self.fd)
+        os.close(self.rfd)
 
 
 def run_attempt(
@@ -319,8 +347,8 @@ def run_attempt(
             group.remove()
         watchdog.close()
         proctree.reap_orphans()
-        if not sink.at_line_start:
-            sink.emit(b"\n")  # the log (and the watcher) end on a line boundary; the next header starts fresh
+        with contextlib.suppress(DiskFullError):  # reported already, where it happened
+            sink.end_line()  # the log (and the watcher) end on a line boundary; the next header starts fresh
         sink.close()
         sink.update_display()
     return AttemptOutcome(
@@ -365,6 +393,7 @@ class _StepRun:
     watchdog: containment.Watchdog | None = None
     on_start: Callable[[], None] | None = None
     tree: proctree.Tree | None = field(default=None, init=False)
+    relay_restarts: int = field(default=0, init=False)
 
     def _limit_reached(self, now: float, last_output: float) -> str | None:
         if self.interrupted():
@@ -402,6 +431,14 @@ class _StepRun:
             self.sink.note(f"step {self.step.name} could not start: {exc}")
             return _StepResult("exited", 127, None, None)
         child.ptyproc.delayafterclose = 0  # the child is dead by the time we close
+        # The relay starts before the process tree is first looked at: it is rocmbuild's, not the step's.
+        try:
+            self._start_relay(child)
+        except OSError as exc:
+            self.sink.note(f"step {self.step.name} could not start: its output relay failed: {exc}")
+            with contextlib.suppress(Exception):
+                child.close(force=True)
+            return _StepResult("exited", 127, None, None)
         if self.group is None and self.watchdog is not None:
             self.watchdog.watch_session(child.pid)  # without a cgroup, the watchdog ends this session
         self.tree = proctree.Tree(child.pid, self.group)
@@ -412,46 +449,79 @@ class _StepRun:
         except BaseException as exc:  # a failing hook, a KeyboardInterrupt: never leave the build running
             self.sink.log_only = True  # the watcher or display may be what failed
             with contextlib.suppress(Exception):
-                self._stop(child, child.child_fd, f"rocmbuild failed: {type(exc).__name__}: {exc}")
+                self._stop(child, f"rocmbuild failed: {type(exc).__name__}: {exc}")
             raise
         finally:
             if self.limits.monitor is not None:  # nothing stays SIGSTOPped after its step
                 with contextlib.suppress(Exception):
                     self.limits.monitor.release()
+            self._end_relay()
             with contextlib.suppress(Exception):
                 child.close(force=True)
+
+    def _start_relay(self, child: pexpect.spawn) -> ptyrelay.RelayProcess:
+        self.sink.catch_up()  # the relay must know whether the log ends on a line boundary
+        relay = ptyrelay.RelayProcess(child.child_fd, self.sink.fd, at_line_start=self.sink.at_line_start)
+        self.sink.relay = relay
+        return relay
+
+    def _end_relay(self) -> None:
+        """Stop the step's relay (it copies what the PTY has ready first) and follow the log to its end."""
+        relay, self.sink.relay = self.sink.relay, None
+        if relay is not None:
+            relay.close()
+        with contextlib.suppress(Exception):  # a failing watcher or display was reported where it failed
+            self.sink.catch_up()
+        if relay is not None and relay.write_error is not None and self.sink.broken is None:
+            raise self.sink.write_failed(relay.write_error)
+
+    def _follow(self, check: bool = True) -> tuple[bool, str | None]:
+        """Follow the log (up to FOLLOW_MAX bytes): whether it moved, and stop_check's reason to stop."""
+        moved = 0
+        while moved < FOLLOW_MAX and (n := self.sink.follow()):
+            moved += n
+            self.sink.update_display()
+            if check and self.stop_check is not None and (stopped := self.stop_check()) is not None:
+                return True, stopped
+        return moved > 0, None
+
+    def _relay_alive(self, child: pexpect.spawn) -> ptyrelay.RelayProcess:
+        """The running relay; one that died without reaching the PTY's end is replaced (the build would block)."""
+        relay = self.sink.relay
+        assert relay is not None
+        if not relay.ended or relay.pty_closed:
+            return relay
+        if relay.write_error is not None:
+            self.sink.broken = OSError(relay.write_error, os.strerror(relay.write_error))
+            raise self.sink.write_failed(relay.write_error)
+        self.relay_restarts += 1
+        if self.relay_restarts > MAX_RELAY_RESTARTS:
+            raise OSError(f"the output relay of step {self.step.name} died {self.relay_restarts} times")
+        relay.close()
+        self.sink.relay = None
+        self.sink.note(f"the output relay (pid {relay.pid}) ended unexpectedly "
+                       f"(status {relay.exit_status}); starting another")
+        return self._start_relay(child)
 
     def _watch(self, child: pexpect.spawn) -> _StepResult:
         tree = self.tree
         assert tree is not None
-        fd = child.child_fd
-        os.set_blocking(fd, False)
         sink = self.sink
         last_output = next_check = time.monotonic()
         next_track = next_check + TRACK_EVERY
-        eof = False
         eof_wait = EOF_POLL_S
+        wait = FOLLOW_S
         exited_at: float | None = None
         reason: str | None = None
         stopped: str | None = None
-        # Reads (a PTY gives at most ~4 KiB each) are coalesced into batches: the log, the display
-        # and the watcher then work per batch, not per read.  A batch goes out when it is big, when
-        # it is COALESCE_MAX_S old, or when no more output comes within COALESCE_S.
-        pending: list[bytes] = []
-        pending_size = 0
-        pending_since = 0.0
-
-        def flush() -> str | None:
-            nonlocal pending_size
-            data = pending[0] if len(pending) == 1 else b"".join(pending)
-            pending.clear()
-            pending_size = 0
-            sink.emit(data)
-            sink.update_display()
-            return self.stop_check() if self.stop_check is not None else None
-
         while True:
+            relay = self._relay_alive(child)
+            moved, stopped = self._follow()
             now = time.monotonic()
+            if moved:
+                last_output = now
+            if stopped is not None:
+                break
             if now >= next_check:  # limits, child and tree: every TICK, not every read
                 next_check = now + TICK
                 reason = self._limit_reached(now, last_output)
@@ -466,49 +536,28 @@ class _StepRun:
                     exited_at = now
                 # After the exit, output still in flight is drained; a daemon holding the PTY is not
                 # waited for (its output stops being relayed once things are quiet).
-                if exited_at is not None and (
-                    eof or (now - exited_at >= QUIET_AFTER_EXIT and now - last_output >= QUIET_AFTER_EXIT)
-                ):
+                if exited_at is not None and (relay.pty_closed or (
+                        now - exited_at >= QUIET_AFTER_EXIT and now - last_output >= QUIET_AFTER_EXIT)):
                     break
                 sink.update_display()
-            if eof:
+            if relay.pty_closed:
                 # The PTY is closed: the step has nearly always exited.  Look again after EOF_POLL_S,
                 # doubling up to a TICK, rather than a whole TICK after its last output.
                 next_check = min(next_check, now + eof_wait)
                 eof_wait = min(eof_wait * 2, TICK)
                 time.sleep(max(next_check - now, 0.0))
                 continue
-            wait = max(min(next_check - now, TICK), 0.0)
-            if not select.select([fd], [], [], min(wait, COALESCE_S) if pending else wait)[0]:
-                if pending and (stopped := flush()) is not None:
-                    break
-                continue
-            # Read everything that is ready before selecting again: one select per burst, not per
-            # ~4 KiB read, which is what keeps the relay close to `script`'s speed.
-            data, eof = _read_batch(fd)
-            if data:
-                last_output = time.monotonic()
-                if not pending:
-                    pending_since = last_output
-                pending.append(data)
-                pending_size += len(data)
-            if eof:
-                if pending and (stopped := flush()) is not None:
-                    break
-                continue
-            if (pending_size >= BATCH or last_output - pending_since >= COALESCE_MAX_S) and (
-                stopped := flush()
-            ) is not None:
-                break
-        if pending:
-            flush()
+            # Sleep until the relay says the log grew (at most every WAKE_S while output flows), or
+            # the next check is due; while output flows, look again soon even without a wake-up.
+            wait = FOLLOW_S if moved else min(wait * 2, TICK)
+            relay.wait(min(wait, max(next_check - now, 0.0)))
         if reason == "stalled":
             tree.snapshot()
             stall = self.limits.stall_timeout_s
             sink.note(f"stalled: no output for {stall:g}s; process tree:", *tree.describe())
         if reason is not None or stopped is not None:
             why = reason if reason is not None else f"stopped early ({stopped})"
-            self._stop(child, fd, why)
+            self._stop(child, why)
         else:
             leftovers = tree.leftovers()
             if leftovers:
@@ -517,13 +566,13 @@ class _StepRun:
                     " stopping them:",
                     *(f"  {proctree.describe_short(p)}" for p in leftovers),
                 )
-                self._stop(child, fd, None)
+                self._stop(child, None)
         if child.isalive():  # only if SIGKILL did not work (uninterruptible sleep)
             sink.note(f"process {child.pid} survived SIGKILL")
         code, sig = child.exitstatus, child.signalstatus
         return _StepResult(reason or "exited", code, sig, stopped)
 
-    def _stop(self, child: pexpect.spawn, fd: int, why: str | None) -> None:
+    def _stop(self, child: pexpect.spawn, why: str | None) -> None:
         """SIGINT, SIGTERM, SIGKILL to the whole tree, relaying output while waiting."""
         import psutil  # imported after the step started (proctree.Tree), not on the way to it
 
@@ -548,7 +597,7 @@ class _StepRun:
                 self.group.kill(timeout=grace)  # cgroup.kill: also what forked since the last look
             deadline = time.monotonic() + grace
             while True:
-                self._drain(fd)
+                self._follow(check=False)
                 alive = [p for p in procs if proctree.alive(p)]
                 if not alive and not child.isalive() and not (self.group is not None and self.group.pids()):
                     break
@@ -559,38 +608,7 @@ class _StepRun:
                 names = ", ".join(proctree.describe_short(p) for p in procs if proctree.alive(p))
                 still = f"; still running: {names}" if names else ""
                 self.sink.note(f"sent {signal.Signals(sig).name}{still}")
-        self._drain(fd)
+        self._follow(check=False)
         left = [p for p in tree.collect() if proctree.alive(p)]
         if left:
             self.sink.note("still alive after SIGKILL: " + ", ".join(proctree.describe_short(p) for p in left))
-
-    def _drain(self, fd: int) -> None:
-        with contextlib.suppress(OSError):
-            data, _ = _read_batch(fd)
-            if data:
-                self.sink.emit(data)
-
-
-def _read_batch(fd: int) -> tuple[bytes, bool]:
-    """Everything the PTY has ready (up to BATCH bytes) and whether it reached end of file."""
-    chunks: list[bytes] = []
-    size = 0
-    eof = False
-    while size < BATCH:
-        try:
-            data = os.read(fd, READ_SIZE)
-        except BlockingIOError:
-            break
-        except OSError as exc:
-            if exc.errno != errno.EIO:  # EIO: every holder of the PTY's other end closed it
-                raise
-            eof = True
-            break
-        if not data:
-            eof = True
-            break
-        chunks.append(data)
-        size += len(data)
-    if len(chunks) == 1:
-        return chunks[0], eof
-    return b"".join(chunks), eof
