@@ -3,9 +3,9 @@
 Generates a ~90 MB build-like log (ninja lines, compiler warnings, occasional
 errors) in a temporary directory, then times, several runs each:
 
-* rocmbuild: ``run_attempt`` running ``cat FILE`` under its PTY, with a Watcher
-  whose hook has ~30 keywords, the raw log written, and a Display relaying to
-  /dev/null;
+* rocmbuild: ``run_attempt`` running ``cat FILE`` under its PTY (read into the raw log by
+  the relay process, ptyrelay.py), with a Watcher whose hook has ~30 keywords and a Display
+  relaying to /dev/null, both following the log;
 * script: ``script -q -c 'cat FILE' /dev/null`` with stdout to /dev/null;
 * with ``--cli``, also the whole command, start-up included: ``python -m rocmbuild build``
   of a one-step recipe ``cat FILE`` (real classifier, records, display to /dev/null,
