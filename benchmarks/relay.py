@@ -14,8 +14,9 @@ errors) in a temporary directory, then times, several runs each:
   ``duration_s``); what rocmbuild does after the attempt (provenance, arch warnings,
   summary) is reported apart.  One uncounted run comes first (the first run in fresh XDG
   dirs parses the catalogue and asks every tool its ``--version``, once per machine).  The
-  package is byte-compiled first, as an installed rocmbuild runs (see startup.py: with ``PYTHONDONTWRITEBYTECODE`` set, an editable install would compile
-  every module from source at each start).
+  package is byte-compiled first, as an installed rocmbuild runs (see startup.py: with
+  ``PYTHONDONTWRITEBYTECODE`` set, an editable install would compile every module from
+  source at each start).
 
 Prints the median throughputs (MB/s) and their ratio, for each way of
 finding keyword candidates available (one ``find`` per keyword; Aho-Corasick
