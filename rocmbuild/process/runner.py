@@ -445,7 +445,7 @@ class _StepRun:
         try:
             if self.on_start is not None:
                 self.on_start()
-            return self._watch(child)
+            result = self._watch(child)
         except BaseException as exc:  # a failing hook, a KeyboardInterrupt: never leave the build running
             self.sink.log_only = True  # the watcher or display may be what failed
             with contextlib.suppress(Exception):
@@ -455,9 +455,12 @@ class _StepRun:
             if self.limits.monitor is not None:  # nothing stays SIGSTOPped after its step
                 with contextlib.suppress(Exception):
                     self.limits.monitor.release()
-            self._end_relay()
+            write_failed = self._end_relay()
             with contextlib.suppress(Exception):
                 child.close(force=True)
+        if write_failed is not None:  # the relay's last copy could not be written
+            raise write_failed
+        return result
 
     def _start_relay(self, child: pexpect.spawn) -> ptyrelay.RelayProcess:
         self.sink.catch_up()  # the relay must know whether the log ends on a line boundary
@@ -465,15 +468,20 @@ class _StepRun:
         self.sink.relay = relay
         return relay
 
-    def _end_relay(self) -> None:
-        """Stop the step's relay (it copies what the PTY has ready first) and follow the log to its end."""
+    def _end_relay(self) -> DiskFullError | None:
+        """Stop the step's relay (it copies what the PTY has ready first) and follow the log to its end.
+
+        Returns the error to raise when the relay could not write the log and nobody said so yet.
+        """
         relay, self.sink.relay = self.sink.relay, None
         if relay is not None:
             relay.close()
         with contextlib.suppress(Exception):  # a failing watcher or display was reported where it failed
             self.sink.catch_up()
         if relay is not None and relay.write_error is not None and self.sink.broken is None:
-            raise self.sink.write_failed(relay.write_error)
+            self.sink.broken = OSError(relay.write_error, os.strerror(relay.write_error))
+            return self.sink.write_failed(relay.write_error)
+        return None
 
     def _follow(self, check: bool = True) -> tuple[bool, str | None]:
         """Follow the log (up to FOLLOW_MAX bytes): whether it moved, and stop_check's reason to stop."""
