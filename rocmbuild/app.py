@@ -13,7 +13,6 @@ and become exit codes in the CLI.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -29,6 +28,7 @@ from rocmbuild.build.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.build.session import BuildSession
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
+from rocmbuild.digest import sha256_hex
 from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
@@ -150,7 +150,7 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
 # --- building ---------------------------------------------------------------
 
 def _lock_for(source: Path) -> tuple[StateLock, Path]:
-    digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
+    digest = sha256_hex(str(source))[:16]
     directory = paths.state_dir("locks")
     try:
         directory.mkdir(parents=True, exist_ok=True)

@@ -61,6 +61,7 @@ from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
+from rocmbuild.digest import sha256_hex
 from rocmbuild.errors import CatalogueError
 
 CATEGORIES = (
@@ -540,10 +541,9 @@ def _read(path: Path) -> dict[str, Any]:
 # read.  A missing, unreadable or corrupt entry is a miss; an unwritable cache dir only costs the parse.
 
 def _parsed_path(raw: bytes) -> Path:
-    import hashlib
     import sys
 
-    digest = hashlib.sha256(raw).hexdigest()
+    digest = sha256_hex(raw)
     return paths.cache_dir("catalogue", f"{digest}-{sys.implementation.cache_tag}-{marshal.version}.marshal")
 
 
