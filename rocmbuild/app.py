@@ -28,15 +28,14 @@ from rocmbuild.build.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.build.session import BuildSession
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
-from rocmbuild.digest import sha256_hex
 from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
+from rocmbuild.digest import sha256_hex
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.process import containment, runner
 from rocmbuild.process.statelock import Held, StateLock
 from rocmbuild.process.treelock import TreeLock
-from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.services import Services, Streams
@@ -212,6 +211,8 @@ def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> li
 
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:
+    from rocmbuild.records.attempts import AttemptRecord, iso_seconds  # a build's start does without them
+
     first = failed[0]
     todo = preflight_todo(failed, _torch_command(plan))
     log = rec.run_dir / "preflight.log"

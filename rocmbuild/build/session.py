@@ -33,13 +33,13 @@ from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.memguard import looks_killed
 from rocmbuild.process.runner import AttemptOutcome
 from rocmbuild.process.watcher import Progress
-from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import pause
 
 if TYPE_CHECKING:
     from rocmbuild.build import effects
     from rocmbuild.build.ladder import Decision, FailedAttempt
+    from rocmbuild.records.attempts import AttemptRecord
 
 
 @dataclass(frozen=True)
@@ -403,6 +403,8 @@ class BuildSession:
 
     @staticmethod
     def _attempt_record(result: AttemptResult, remedies: tuple[str, ...]) -> AttemptRecord:
+        from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds  # once the attempt ended
+
         outcome, diagnosis = result.outcome, result.diagnosis
         summary = diagnosis.summary_json() if diagnosis is not None else None
         oom = (result.memory or {}).get("oom")

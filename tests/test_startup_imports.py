@@ -1,0 +1,58 @@
+"""What a build has imported when its first attempt's process is spawned (issue 10's start-up goal).
+
+A real ``rocmbuild build`` of a one-step recipe, with pexpect's spawn wrapped to write down
+``sys.modules`` at that moment: modules the first attempt does not need must not be there (each
+costs its import, dataclasses and regexes on the way to every build).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from test_e2e_ladder import base_env
+
+# pexpect.spawn wrapped: the first call writes the module names down, then spawns as before.
+SPY = """
+import json, sys
+import pexpect
+real, out = pexpect.spawn, sys.argv.pop(1)
+def spawn(*args, **kwargs):
+    if not spawn.seen:
+        spawn.seen = True
+        with open(out, "w") as handle:
+            json.dump(sorted(sys.modules), handle)
+    return real(*args, **kwargs)
+spawn.seen = False
+pexpect.spawn = spawn
+from rocmbuild.cli import main
+sys.argv[0] = "rocmbuild"
+main()
+"""
+
+NOT_BEFORE_THE_FIRST_ATTEMPT = (
+    "_hashlib",  # OpenSSL (~5 ms): digest.py hashes the keys and small trees
+    "psutil", "structlog",  # imported once the step's process exists (proctree.Tree, recorder.open_events)
+    "rocmbuild.build.ladder", "rocmbuild.build.remedies", "rocmbuild.build.preflight",  # at a failure / preflight
+    "rocmbuild.records.history", "rocmbuild.records.attempts",  # `history`; an attempt's record, once it ended
+)
+
+
+def test_a_build_spawns_its_first_attempt_without_what_it_does_not_need(tmp_path: Path) -> None:
+    recipe = tmp_path / "one.toml"
+    recipe.write_text('name = "one"\n[steps]\nbuild = ["true"]\n')
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "main.c").write_text("int main(void) { return 0; }\n")  # hashed for the up-to-date check
+    seen = tmp_path / "modules.json"
+    proc = subprocess.run([sys.executable, "-c", SPY, str(seen), "build", str(recipe), "--source", str(src),
+                           "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a", "--skip-preflight",
+                           "--no-cache", "--quiet"],
+                          env=base_env(tmp_path), capture_output=True, text=True, timeout=60,
+                          stdin=subprocess.DEVNULL, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    modules = set(json.loads(seen.read_text()))
+    assert "rocmbuild.process.runner" in modules, "written down at the attempt's spawn"
+    assert [m for m in NOT_BEFORE_THE_FIRST_ATTEMPT if m in modules] == []
