@@ -46,13 +46,16 @@ def test_a_build_spawns_its_first_attempt_without_what_it_does_not_need(tmp_path
     src = tmp_path / "src"
     src.mkdir()
     (src / "main.c").write_text("int main(void) { return 0; }\n")  # hashed for the up-to-date check
-    seen = tmp_path / "modules.json"
-    proc = subprocess.run([sys.executable, "-c", SPY, str(seen), "build", str(recipe), "--source", str(src),
-                           "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a", "--skip-preflight",
-                           "--no-cache", "--quiet"],
-                          env=base_env(tmp_path), capture_output=True, text=True, timeout=60,
-                          stdin=subprocess.DEVNULL, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
-    modules = set(json.loads(seen.read_text()))
-    assert "rocmbuild.process.runner" in modules, "written down at the attempt's spawn"
-    assert [m for m in NOT_BEFORE_THE_FIRST_ATTEMPT if m in modules] == []
+    for run in ("first", "second"):
+        seen = tmp_path / f"modules-{run}.json"
+        proc = subprocess.run([sys.executable, "-c", SPY, str(seen), "build", str(recipe), "--source", str(src),
+                               "--run-dir", str(tmp_path / run), "--arch", "gfx90a", "--skip-preflight",
+                               "--no-cache", "--quiet", "--force"],
+                              env=base_env(tmp_path), capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL, cwd=tmp_path)
+        assert proc.returncode == 0, proc.stderr
+        modules = set(json.loads(seen.read_text()))
+        assert "rocmbuild.process.runner" in modules, "written down at the attempt's spawn"
+        assert [m for m in NOT_BEFORE_THE_FIRST_ATTEMPT if m in modules] == []
+        # The first run on a machine parses the TOML files; the next reads them from the cache (tomlcache.py).
+        assert ("tomllib" in modules) == (run == "first")
