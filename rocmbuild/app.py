@@ -41,7 +41,7 @@ from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.services import Services, Streams
 
 if TYPE_CHECKING:
-    from rocmbuild.records.runfacts import FactsJob
+    from rocmbuild.records.runfacts import DeferredFacts
 
 DEFAULT_SERVICES = Services()
 
@@ -290,14 +290,15 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         if provided:  # what --requires-from installed for this recipe before its run
             rec.extra["requires_from"] = list(provided)
         from rocmbuild.records.resume import save_resume_state
-        from rocmbuild.records.runfacts import start_facts
+        from rocmbuild.records.runfacts import DeferredFacts
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        # What `report --diff` compares with the last good run: gathered beside the first attempt,
-        # complete before the summary is final (_finish, and below); the toolchain as the command's plan
-        # sees it, without rocmbuild's own launcher/cache variables (so the version probes are the
-        # fingerprint's, remembered, not asked again in another environment: ~0.3 s of hipcc).
-        facts = start_facts(run_dir, base_plan, ctx.services.run)
+        # What `report --diff` compares with the last good run: gathered beside the first attempt (its
+        # probes started once the attempt's process is), complete before the summary is final (_finish,
+        # and below); the toolchain as the command's plan sees it, without rocmbuild's own launcher/cache
+        # variables (so the version probes are the fingerprint's, remembered, not asked again in another
+        # environment: ~0.3 s of hipcc).
+        facts = DeferredFacts(run_dir, base_plan, ctx.services.run)
         try:
             return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
         except BaseException as exc:
@@ -339,14 +340,14 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
-def _wait_for_facts(facts: FactsJob | None, rec: RunRecorder) -> None:
+def _wait_for_facts(facts: DeferredFacts | None, rec: RunRecorder) -> None:
     """facts.json complete before the run's final summary; an unwritable one is noted, as events are."""
     if facts is not None and not facts.wait():
         rec.write_error = rec.write_error or f"facts.json: {facts.error or 'probes did not finish'}"
 
 
 def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: RunRecorder,
-                  base_plan: BuildPlan | None = None, facts: FactsJob | None = None) -> tuple[Outcome, int]:
+                  base_plan: BuildPlan | None = None, facts: DeferredFacts | None = None) -> tuple[Outcome, int]:
     """One recipe inside its run dir: leftovers, up-to-date check, preflight, the ladder loop, provisioning.
 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
@@ -386,7 +387,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
             _record_preflight_failure(rec, plan, failed)
             outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
             return _finish(rec, outcome, reason, options, streams, facts)
-    session = BuildSession(plan, ctx, rec)
+    session = BuildSession(plan, ctx, rec, on_start=facts.start if facts is not None else None)
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
@@ -409,7 +410,7 @@ def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> N
 
 
 def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
-            streams: Streams, facts: FactsJob | None = None) -> tuple[Outcome, int]:
+            streams: Streams, facts: DeferredFacts | None = None) -> tuple[Outcome, int]:
     _wait_for_facts(facts, rec)
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)

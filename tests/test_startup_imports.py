@@ -2,7 +2,8 @@
 
 A real ``rocmbuild build`` of a one-step recipe, with pexpect's spawn wrapped to write down
 ``sys.modules`` at that moment: modules the first attempt does not need must not be there (each
-costs its import, dataclasses and regexes on the way to every build).
+costs its import, dataclasses and regexes on the way to every build); nor are facts.json's probes
+running yet (their processes compete for the CPUs with rocmbuild's start).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ real, out = pexpect.spawn, sys.argv.pop(1)
 def spawn(*args, **kwargs):
     if not spawn.seen:
         spawn.seen = True
+        from rocmbuild.process.command import pending_pids
         with open(out, "w") as handle:
-            json.dump(sorted(sys.modules), handle)
+            json.dump({"modules": sorted(sys.modules), "probes": len(pending_pids())}, handle)
     return real(*args, **kwargs)
 spawn.seen = False
 pexpect.spawn = spawn
@@ -54,8 +56,14 @@ def test_a_build_spawns_its_first_attempt_without_what_it_does_not_need(tmp_path
                               env=base_env(tmp_path), capture_output=True, text=True, timeout=60,
                               stdin=subprocess.DEVNULL, cwd=tmp_path)
         assert proc.returncode == 0, proc.stderr
-        modules = set(json.loads(seen.read_text()))
+        at_spawn = json.loads(seen.read_text())
+        modules = set(at_spawn["modules"])
         assert "rocmbuild.process.runner" in modules, "written down at the attempt's spawn"
         assert [m for m in NOT_BEFORE_THE_FIRST_ATTEMPT if m in modules] == []
         # The first run on a machine parses the TOML files; the next reads them from the cache (tomlcache.py).
         assert ("tomllib" in modules) == (run == "first")
+        # facts.json's probes start once the attempt's process exists (runfacts.DeferredFacts), and are done
+        # before the summary is final.
+        assert at_spawn["probes"] == 0
+        facts = json.loads((tmp_path / run / "facts.json").read_text())
+        assert {"cmake", "ninja", "setuptools", "pip", "torch"} <= set(facts["tools"])
