@@ -303,8 +303,8 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
             return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
-            _wait_for_facts(facts, rec)
             outcome, code = _outcome_of(exc)
+            _wait_for_facts(facts, rec, interrupted=outcome == Outcome.INTERRUPTED)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
             _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
@@ -340,9 +340,13 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
-def _wait_for_facts(facts: DeferredFacts | None, rec: RunRecorder) -> None:
-    """facts.json complete before the run's final summary; an unwritable one is noted, as events are."""
-    if facts is not None and not facts.wait():
+def _wait_for_facts(facts: DeferredFacts | None, rec: RunRecorder, interrupted: bool = False) -> None:
+    """facts.json complete before the run's final summary; an unwritable one is noted, as events are.
+
+    Its probes are not started after an interrupt: a run stopped before its first attempt has none."""
+    if facts is None or (interrupted and not facts.started):
+        return
+    if not facts.wait():
         rec.write_error = rec.write_error or f"facts.json: {facts.error or 'probes did not finish'}"
 
 
@@ -411,7 +415,7 @@ def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> N
 
 def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
             streams: Streams, facts: DeferredFacts | None = None) -> tuple[Outcome, int]:
-    _wait_for_facts(facts, rec)
+    _wait_for_facts(facts, rec, interrupted=outcome == Outcome.INTERRUPTED)
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None

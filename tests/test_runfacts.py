@@ -154,3 +154,22 @@ def test_deferred_facts_start_at_the_attempt_or_when_waited_for(tmp_path: Path) 
     other.mkdir()
     DeferredFacts(other, plan, fake)
     assert len(asked) == 4
+
+
+def test_a_run_without_an_attempt_has_its_facts_unless_interrupted(tmp_path: Path) -> None:
+    """Up to date, a preflight refusal, an error: the probes start when the run waits for them, so
+    facts.json is there as before; after Ctrl-C nothing new is started."""
+    from rocmbuild import app
+    from rocmbuild.records.recorder import RunRecorder
+    from rocmbuild.records.runfacts import DeferredFacts
+
+    plan = _plan(tmp_path)
+    for interrupted in (False, True):
+        run_dir = tmp_path / f"run-{interrupted}"
+        run_dir.mkdir()
+        rec = RunRecorder(run_dir, "demo", tmp_path, ("gfx942",))
+        facts = DeferredFacts(run_dir, plan)
+        app._wait_for_facts(facts, rec, interrupted=interrupted)
+        assert (run_dir / FACTS_FILE).exists() is not interrupted and facts.started is not interrupted
+        assert rec.write_error is None
+        rec.close()

@@ -138,8 +138,8 @@ class DeferredFacts:
     Started after the step, they are still rocmbuild's own children, not the build's: the runner's
     process tree leaves out what :mod:`command` started and has not collected yet (``pending_pids``).
     A run that ends without an attempt (up to date, preflight, an error) starts them when it waits for
-    them, so its facts.json is there as before.  A replaced runner (a test's) is asked at once, as
-    :func:`start_facts` does: whatever it starts must not run into the attempt.
+    them, so its facts.json is there as before (app.py starts none after an interrupt).  A replaced
+    runner (a test's) is asked at once, as :func:`start_facts` does: nothing it starts runs into the attempt.
     """
 
     def __init__(self, run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> None:
@@ -149,6 +149,10 @@ class DeferredFacts:
     def start(self) -> None:
         if self.job is None:
             self.job = start_facts(*self._args)
+
+    @property
+    def started(self) -> bool:
+        return self.job is not None
 
     @property
     def error(self) -> BaseException | None:
