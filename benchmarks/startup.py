@@ -23,7 +23,13 @@ modules from source first (~0.1 s).  So the package is byte-compiled before meas
 its own ``__pycache__``, which git ignores); ``--source-only`` measures without ``.pyc`` files
 (they are moved aside for the run and put back).  Every row in a run is measured the same way.
 
-    .venv/bin/python benchmarks/startup.py [--runs 5] [--source-only]
+Before/after: ``--against DIR`` (another checkout: the directory holding its ``rocmbuild/``) measures
+both in the same loop, each probe for one tree and then the other (which goes first alternates by run),
+each with its own state, cache and config dirs.  Two invocations run one after the other differ by the
+machine's drifting load as much as by the code (2 CPUs shared with other work: ±15 ms between
+invocations); alternating per probe and run, the drift hits both columns alike.
+
+    .venv/bin/python benchmarks/startup.py [--runs 5] [--source-only] [--against DIR]
 """
 
 from __future__ import annotations
@@ -100,24 +106,31 @@ def time_once(probe: Probe, work: Path, env: dict[str, str], run: int) -> float:
     return t1 - t0
 
 
-def measure(work: Path, runs: int) -> dict[str, list[float]]:
-    """Seconds per probe name, ``runs`` each, interleaved (after one uncounted warm-up round)."""
+def measure(work: Path, runs: int, against: Path | None = None) -> dict[str, dict[str, list[float]]]:
+    """Seconds per tree ("this", and "against" when given) and probe name, ``runs`` each, interleaved
+    (after one uncounted warm-up round)."""
     work.mkdir(parents=True, exist_ok=True)
-    env = environment(work)
+    envs = {"this": environment(work / "this")}
+    if against is not None:
+        envs["against"] = {**environment(work / "against"), "PYTHONPATH": str(against)}
     rows = probes(work)
-    times: dict[str, list[float]] = {p.name: [] for p in rows}
+    times: dict[str, dict[str, list[float]]] = {tree: {p.name: [] for p in rows} for tree in envs}
     for probe in rows:  # warm the page cache and .pyc files first; not counted
-        time_once(probe, work, env, -1)
-    for run in range(runs):  # interleaved: drifting load hits every row alike
+        for env in envs.values():
+            time_once(probe, work, env, -1)
+    for run in range(runs):  # interleaved: drifting load hits every row (and both trees) alike
+        order = list(envs) if run % 2 == 0 else list(envs)[::-1]
         for probe in rows:
-            times[probe.name].append(time_once(probe, work, env, run))
+            for tree in order:
+                times[tree][probe.name].append(time_once(probe, work, envs[tree], run))
     return times
 
 
-def package_dir() -> Path:
+def package_dir(pythonpath: Path | None = None) -> Path:
     """The rocmbuild package the measured commands import (PYTHONPATH or the environment's)."""
+    env = {**os.environ, "PYTHONPATH": str(pythonpath)} if pythonpath is not None else None
     found = subprocess.run([sys.executable, "-c", "import rocmbuild, os; print(os.path.dirname(rocmbuild.__file__))"],
-                           capture_output=True, text=True, check=True, cwd=tempfile.gettempdir())
+                           capture_output=True, text=True, check=True, cwd=tempfile.gettempdir(), env=env)
     return Path(found.stdout.strip())
 
 
@@ -144,26 +157,38 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--source-only", action="store_true", help="measure without .pyc files")
+    parser.add_argument("--against", type=Path, metavar="DIR",
+                        help="also measure the rocmbuild in DIR (another checkout), interleaved, in a second column")
     args = parser.parse_args()
     package = package_dir()
+    other = package_dir(args.against.resolve()) if args.against is not None else None
+    if other is not None and other == package:
+        sys.exit(f"--against {args.against}: that is the rocmbuild measured already ({package})")
     if args.source_only:  # also when the shell does not say so: no run may leave .pyc files for the next
         os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
-    with bytecode(package, args.source_only) as how, \
-            tempfile.TemporaryDirectory(prefix="rocmbuild-startup-") as tmp:
-        times = measure(Path(tmp), args.runs)
-    print(f"rocmbuild from {package}, {how}")
-    names = list(times)
-    base = statistics.median(times[names[0]])
+    with contextlib.ExitStack() as stack:
+        how = stack.enter_context(bytecode(package, args.source_only))
+        if other is not None:
+            stack.enter_context(bytecode(other, args.source_only))
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="rocmbuild-startup-"))
+        times = measure(Path(tmp), args.runs, args.against.resolve() if args.against is not None else None)
+    print(f"rocmbuild from {package}, {how}" + (f"; against {other}" if other is not None else ""))
     print(f"load average {os.getloadavg()[0]:.2f}; {args.runs} runs each, median (min-max), wall time")
-    print(f"{'what':<36} {'ms':>7} {'min-max ms':>13} {'x pass':>7}")
-    for name in names:
-        values = times[name]
-        median = statistics.median(values)
-        print(f"{name:<36} {median * 1000:>7.0f} {min(values) * 1000:>6.0f}-{max(values) * 1000:<6.0f} "
-              f"{median / base:>7.1f}")
-    first = statistics.median(times[FIRST_ATTEMPT])
-    print(f"goal: build start to first attempt < {GOAL_FIRST_ATTEMPT_S * 1000:.0f} ms: "
-          f"{'met' if first < GOAL_FIRST_ATTEMPT_S else 'NOT met'} ({first * 1000:.0f} ms)")
+    trees = list(times)
+    print(f"{'what':<36} " + " ".join(f"{tree + ' ms':>10} {'min-max':>9} {'x pass':>6}" for tree in trees))
+    for name in times["this"]:
+        cells = []
+        for tree in trees:
+            values = times[tree][name]
+            median = statistics.median(values)
+            base = statistics.median(next(iter(times[tree].values())))
+            span = f"{min(values) * 1000:.0f}-{max(values) * 1000:.0f}"
+            cells.append(f"{median * 1000:>10.0f} {span:>9} {median / base:>6.1f}")
+        print(f"{name:<36} " + " ".join(cells))
+    for tree in trees:
+        first = statistics.median(times[tree][FIRST_ATTEMPT])
+        print(f"goal ({tree}): build start to first attempt < {GOAL_FIRST_ATTEMPT_S * 1000:.0f} ms: "
+              f"{'met' if first < GOAL_FIRST_ATTEMPT_S else 'NOT met'} ({first * 1000:.0f} ms)")
     return 0
 
 

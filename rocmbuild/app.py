@@ -13,7 +13,6 @@ and become exit codes in the CLI.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
@@ -30,19 +29,19 @@ from rocmbuild.build.session import BuildSession
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
+from rocmbuild.digest import sha256_hex
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.process import containment, runner
 from rocmbuild.process.statelock import Held, StateLock
 from rocmbuild.process.treelock import TreeLock
-from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.services import Services, Streams
 
 if TYPE_CHECKING:
-    from rocmbuild.records.runfacts import FactsJob
+    from rocmbuild.records.runfacts import DeferredFacts
 
 DEFAULT_SERVICES = Services()
 
@@ -150,7 +149,7 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
 # --- building ---------------------------------------------------------------
 
 def _lock_for(source: Path) -> tuple[StateLock, Path]:
-    digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
+    digest = sha256_hex(str(source))[:16]
     directory = paths.state_dir("locks")
     try:
         directory.mkdir(parents=True, exist_ok=True)
@@ -212,6 +211,8 @@ def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> li
 
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:
+    from rocmbuild.records.attempts import AttemptRecord, iso_seconds  # a build's start does without them
+
     first = failed[0]
     todo = preflight_todo(failed, _torch_command(plan))
     log = rec.run_dir / "preflight.log"
@@ -289,20 +290,21 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         if provided:  # what --requires-from installed for this recipe before its run
             rec.extra["requires_from"] = list(provided)
         from rocmbuild.records.resume import save_resume_state
-        from rocmbuild.records.runfacts import start_facts
+        from rocmbuild.records.runfacts import DeferredFacts
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        # What `report --diff` compares with the last good run: gathered beside the first attempt,
-        # complete before the summary is final (_finish, and below); the toolchain as the command's plan
-        # sees it, without rocmbuild's own launcher/cache variables (so the version probes are the
-        # fingerprint's, remembered, not asked again in another environment: ~0.3 s of hipcc).
-        facts = start_facts(run_dir, base_plan, ctx.services.run)
+        # What `report --diff` compares with the last good run: gathered beside the first attempt (its
+        # probes started once the attempt's process is), complete before the summary is final (_finish,
+        # and below); the toolchain as the command's plan sees it, without rocmbuild's own launcher/cache
+        # variables (so the version probes are the fingerprint's, remembered, not asked again in another
+        # environment: ~0.3 s of hipcc).
+        facts = DeferredFacts(run_dir, base_plan, ctx.services.run)
         try:
             return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
-            _wait_for_facts(facts, rec)
             outcome, code = _outcome_of(exc)
+            _wait_for_facts(facts, rec, interrupted=outcome == Outcome.INTERRUPTED)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
             _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
@@ -338,14 +340,18 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
-def _wait_for_facts(facts: FactsJob | None, rec: RunRecorder) -> None:
-    """facts.json complete before the run's final summary; an unwritable one is noted, as events are."""
-    if facts is not None and not facts.wait():
+def _wait_for_facts(facts: DeferredFacts | None, rec: RunRecorder, interrupted: bool = False) -> None:
+    """facts.json complete before the run's final summary; an unwritable one is noted, as events are.
+
+    Its probes are not started after an interrupt: a run stopped before its first attempt has none."""
+    if facts is None or (interrupted and not facts.started):
+        return
+    if not facts.wait():
         rec.write_error = rec.write_error or f"facts.json: {facts.error or 'probes did not finish'}"
 
 
 def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: RunRecorder,
-                  base_plan: BuildPlan | None = None, facts: FactsJob | None = None) -> tuple[Outcome, int]:
+                  base_plan: BuildPlan | None = None, facts: DeferredFacts | None = None) -> tuple[Outcome, int]:
     """One recipe inside its run dir: leftovers, up-to-date check, preflight, the ladder loop, provisioning.
 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
@@ -385,7 +391,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
             _record_preflight_failure(rec, plan, failed)
             outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
             return _finish(rec, outcome, reason, options, streams, facts)
-    session = BuildSession(plan, ctx, rec)
+    session = BuildSession(plan, ctx, rec, on_start=facts.start if facts is not None else None)
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
@@ -408,8 +414,8 @@ def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> N
 
 
 def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
-            streams: Streams, facts: FactsJob | None = None) -> tuple[Outcome, int]:
-    _wait_for_facts(facts, rec)
+            streams: Streams, facts: DeferredFacts | None = None) -> tuple[Outcome, int]:
+    _wait_for_facts(facts, rec, interrupted=outcome == Outcome.INTERRUPTED)
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None

@@ -13,9 +13,7 @@ import json
 import os
 import signal
 import sys
-import traceback
 from collections.abc import Callable, Iterator
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -362,6 +360,10 @@ def signatures_check(file: str | None) -> None:
 
 
 def _crash_log(exc: BaseException) -> Path:
+    # Only after a crash: every command, `--help` too, would import them first (~3 ms).
+    import traceback
+    from datetime import datetime
+
     directory = paths.state_dir("crashes")
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"crash-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"

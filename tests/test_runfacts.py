@@ -39,7 +39,7 @@ def test_every_probe_is_running_when_start_returns_and_the_file_matches_asking_i
     run_dir = tmp_path / "run"
     run_dir.mkdir()
     job = start_facts(run_dir, plan)
-    # Children from before an attempt's step are not taken for the build's (proctree.Tree.ignore).
+    # Pending probes are not taken for the build's (command.pending_pids, left out of proctree.Tree).
     started = {" ".join(p.cmdline()) for p in psutil.Process().children()}
     assert any("cmake --version" in c for c in started) and any("hipcc --version" in c for c in started), started
     assert job.wait() and job.error is None
@@ -100,3 +100,76 @@ def test_a_version_answer_after_a_traceback_records_the_version_line(tmp_path: P
     facts = collect_facts(plan)
     assert facts["hip_compiler"]["version"] == "HIP version: 5.2.21153-0"
     assert facts["tools"]["cmake"] == "cmake version 9.9"  # an answer without a traceback: its first line
+
+
+def test_probes_started_while_a_step_runs_are_not_the_steps() -> None:
+    """facts.json's probes start once the first attempt's process exists (DeferredFacts): the step's process
+    tree leaves them and their children out until they are collected; the step's own children are in it."""
+    import subprocess
+
+    from rocmbuild.process import proctree
+
+    step = subprocess.Popen(["sh", "-c", "sleep 5 & wait"])
+    try:
+        tree = proctree.Tree(step.pid)
+        probe = command.start(["sh", "-c", "sleep 5 & wait"])  # after the step, as DeferredFacts starts them
+        assert probe.process is not None
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not (psutil.Process(probe.process.pid).children()
+                                                   and psutil.Process(step.pid).children()):
+            time.sleep(0.01)
+        probe_pids = {probe.process.pid, *(c.pid for c in psutil.Process(probe.process.pid).children())}
+        step_children = {c.pid for c in psutil.Process(step.pid).children()}
+        seen = {p.pid for p in tree.leftovers()}
+        assert step_children <= seen and not probe_pids & seen
+        for pid in probe_pids:
+            psutil.Process(pid).kill()
+        probe.result()
+    finally:
+        step.kill()
+        step.wait()
+        for child in psutil.Process().children(recursive=True):
+            if child.name() == "sleep":
+                child.kill()
+
+
+def test_deferred_facts_start_at_the_attempt_or_when_waited_for(tmp_path: Path) -> None:
+    """With the real runner nothing runs until start (the attempt's on_start) or wait (a run without an
+    attempt); a replaced runner is asked at once, as start_facts does."""
+    from rocmbuild.records.runfacts import DeferredFacts
+
+    plan = _plan(tmp_path)
+    before = command.pending_pids()
+    facts = DeferredFacts(tmp_path, plan)
+    assert facts.job is None and command.pending_pids() == before and not (tmp_path / FACTS_FILE).exists()
+    assert facts.wait() and facts.error is None  # a run that ended before any attempt: started here
+    assert json.loads((tmp_path / FACTS_FILE).read_text())["tools"]["cmake"] == "cmake version 9.9"
+    asked: list[list[str]] = []
+
+    def fake(argv, *, env=None, cwd=None, timeout=60):  # type: ignore[no-untyped-def]
+        asked.append(list(argv))
+        return command.CommandResult(0, f"{argv[0]} 1.0\n")
+
+    other = tmp_path / "other"
+    other.mkdir()
+    DeferredFacts(other, plan, fake)
+    assert len(asked) == 4
+
+
+def test_a_run_without_an_attempt_has_its_facts_unless_interrupted(tmp_path: Path) -> None:
+    """Up to date, a preflight refusal, an error: the probes start when the run waits for them, so
+    facts.json is there as before; after Ctrl-C nothing new is started."""
+    from rocmbuild import app
+    from rocmbuild.records.recorder import RunRecorder
+    from rocmbuild.records.runfacts import DeferredFacts
+
+    plan = _plan(tmp_path)
+    for interrupted in (False, True):
+        run_dir = tmp_path / f"run-{interrupted}"
+        run_dir.mkdir()
+        rec = RunRecorder(run_dir, "demo", tmp_path, ("gfx942",))
+        facts = DeferredFacts(run_dir, plan)
+        app._wait_for_facts(facts, rec, interrupted=interrupted)
+        assert (run_dir / FACTS_FILE).exists() is not interrupted and facts.started is not interrupted
+        assert rec.write_error is None
+        rec.close()

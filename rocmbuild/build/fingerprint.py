@@ -12,7 +12,6 @@ the tree, so no clean path, ``git clean`` or build step can touch it, and one fi
 from __future__ import annotations
 
 import fnmatch
-import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -22,6 +21,7 @@ from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.build.plan import BuildPlan
+from rocmbuild.digest import sha256_for, sha256_hex
 from rocmbuild.process import command as proc
 
 # Variables that change what a build produces (not how fast): compilers, flags, CMake's inputs.
@@ -47,7 +47,7 @@ class Fingerprint:
     @property
     def digest(self) -> str:
         blob = json.dumps(dict(sorted(self.parts.items())), sort_keys=True).encode()
-        return hashlib.sha256(blob).hexdigest()
+        return sha256_hex(blob)
 
     def to_json(self) -> dict[str, Any]:
         return {"digest": self.digest, "parts": dict(self.parts)}
@@ -62,7 +62,7 @@ def differences(stored: Mapping[str, str] | None, current: Fingerprint) -> list[
 
 
 def _sha(text: str | bytes) -> str:
-    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()[:16]
+    return sha256_hex(text)[:16]
 
 
 def _excluded(rel: str, name: str, clean: tuple[str, ...]) -> bool:
@@ -71,24 +71,31 @@ def _excluded(rel: str, name: str, clean: tuple[str, ...]) -> bool:
 
 def tree_hash(source: Path, clean_paths: tuple[str, ...]) -> str:
     """A content hash of the tree's sources: every file but the clean paths and build outputs."""
-    digest = hashlib.sha256()
-    for root, dirs, files in os.walk(source):
+    files: list[tuple[str, Path]] = []
+    for root, dirs, names in os.walk(source):
         rel_root = os.path.relpath(root, source)
         rel_root = "" if rel_root == "." else rel_root + "/"
         dirs[:] = sorted(d for d in dirs if d not in _ALWAYS_EXCLUDED_DIRS and not d.endswith(".egg-info")
                          and not _excluded(rel_root + d, d, clean_paths))
-        for name in sorted(files):
-            rel = rel_root + name
-            if name.endswith(_OUTPUT_SUFFIXES) or _excluded(rel, name, clean_paths):
-                continue
-            path = Path(root) / name
-            digest.update(rel.encode() + b"\0")
-            try:
-                digest.update(path.read_bytes() if not path.is_symlink() else os.readlink(path).encode())
-            except OSError:
-                digest.update(b"<unreadable>")
-            digest.update(b"\0")
-    return digest.hexdigest()[:16]
+        files += [(rel_root + name, Path(root) / name) for name in sorted(names)
+                  if not name.endswith(_OUTPUT_SUFFIXES) and not _excluded(rel_root + name, name, clean_paths)]
+    # Listed first, so that the hash is OpenSSL's only for a tree big enough to repay loading it (digest.py).
+    digest = sha256_for(sum(_size(path) for _, path in files))()
+    for rel, path in files:
+        digest.update(rel.encode() + b"\0")
+        try:
+            digest.update(path.read_bytes() if not path.is_symlink() else os.readlink(path).encode())
+        except OSError:
+            digest.update(b"<unreadable>")
+        digest.update(b"\0")
+    return str(digest.hexdigest())[:16]
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.lstat().st_size
+    except OSError:
+        return 0
 
 
 def source_identity(source: Path, clean_paths: tuple[str, ...],

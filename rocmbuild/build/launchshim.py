@@ -9,7 +9,6 @@ and the limit-only path (joblimit.py) use it, so it depends on neither.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shlex
 import sys
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from rocmbuild import paths
 from rocmbuild.build import launcher
+from rocmbuild.digest import sha256_hex
 
 LAUNCHER_SCRIPT = Path(launcher.__file__)
 LAUNCHER_LANGS = ("C", "CXX", "HIP")
@@ -36,7 +36,7 @@ def install_launcher(cache_tool: Path | None = None, python: str | None = None,
     python = python or sys.executable
     text = shim_text(python, cache_tool)
     if directory is None:
-        key = hashlib.sha256(text.encode()).hexdigest()[:12]
+        key = sha256_hex(text)[:12]
         directory = paths.cache_dir("launcher", key)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / (f"rocmbuild-launch-{cache_tool.name}" if cache_tool else "rocmbuild-launch")

@@ -8,7 +8,6 @@ dir, verifying each wheel's code objects for every requested arch (unpacked; art
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -134,6 +133,8 @@ def verify_wheel(wheel: Path, plan: BuildPlan) -> tuple[bool, str]:
 
 
 def _sha256(path: Path) -> str:
+    import hashlib  # OpenSSL's, streamed: a wheel is bulk data (not loaded on the way to an attempt)
+
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for chunk in iter(lambda: handle.read(1 << 20), b""):

@@ -14,7 +14,6 @@ runtime pretend to be another target.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -189,6 +188,8 @@ def is_auto(text: str) -> bool:
 
 
 def _close_matches(name: str) -> list[str]:
+    import difflib  # only for a name that is no target (~1 ms of import on the way to every build)
+
     probes = [name]
     if not name.startswith("gfx"):
         probes.append("gfx" + re.sub(r"[^0-9a-z]", "", name))

@@ -177,9 +177,9 @@ def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Pat
           timeout: float = 60) -> Started:
     """:func:`capture`, started now and answered later: the process exists when this returns.
 
-    For what only the records need (facts.json's versions): started before an attempt's step,
-    the command is one of rocmbuild's children from before the step, which the runner does not
-    take for the build's (``proctree.Tree.ignore``), and it runs while the build does.
+    For what only the records need (facts.json's versions): until its answer is collected, the
+    command is one of rocmbuild's own children (:func:`pending_pids`), which the runner does not
+    take for the build's (``proctree.Tree``), also when started while a step runs.
     """
     key = _version_key(argv, env, cwd)
     if key is not None and key in _VERSIONS:

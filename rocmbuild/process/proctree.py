@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rocmbuild.process import containment
+from rocmbuild.process.command import pending_pids
 
 if TYPE_CHECKING:
     import psutil
@@ -116,8 +117,11 @@ class Tree:
             found = self.me.children(recursive=True)
         except psutil.Error:
             return
-        if self.ignore:
-            found = self._without_ignored(found)
+        # Ours, not the step's: our children from before it, and the short commands of command.start
+        # that have not been collected (facts.json's probes, started once the step's process exists).
+        ignore = self.ignore | pending_pids()
+        if ignore:
+            found = self._without_ignored(found, ignore)
         for p in found:
             if p.pid == self.root:
                 continue
@@ -127,7 +131,8 @@ class Tree:
                 with contextlib.suppress(psutil.Error):
                     p.cpu_percent(None)  # primes CPU% for a stall snapshot
 
-    def _without_ignored(self, procs: list[psutil.Process]) -> list[psutil.Process]:
+    @staticmethod
+    def _without_ignored(procs: list[psutil.Process], ignore: set[int] | frozenset[int]) -> list[psutil.Process]:
         import psutil
 
         parent: dict[int, int] = {}
@@ -137,9 +142,9 @@ class Tree:
         kept = []
         for p in procs:
             pid = p.pid
-            while pid in parent and pid not in self.ignore:
+            while pid in parent and pid not in ignore:
                 pid = parent[pid]
-            if pid not in self.ignore:
+            if pid not in ignore:
                 kept.append(p)
         return kept
 

@@ -18,23 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-
-INDEX_NAME = "runs.index"
-
-
-def index_path() -> Path:
-    return paths.runs_root().parent / INDEX_NAME
-
-
-def remember_run_dir(path: Path) -> None:
-    """Append a run dir to the index (a line per run; a lost line only hides a --run-dir run from history)."""
-    try:
-        index = index_path()
-        index.parent.mkdir(parents=True, exist_ok=True)
-        with index.open("a", encoding="utf-8") as handle:
-            handle.write(f"{path}\n")
-    except OSError:
-        pass
+from rocmbuild.records.runindex import index_path
 
 
 def run_dirs() -> list[Path]:

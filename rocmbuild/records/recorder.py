@@ -18,15 +18,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from rocmbuild import paths
 from rocmbuild.errors import UsageError
-from rocmbuild.records.attempts import AttemptRecord
 from rocmbuild.records.eventlog import HELD_TIME, iso_now, json_logger
 from rocmbuild.records.events import EventName
-from rocmbuild.records.history import remember_run_dir
 from rocmbuild.records.redact import redact, redact_value, secret_name
+from rocmbuild.records.runindex import remember_run_dir
+
+if TYPE_CHECKING:
+    from rocmbuild.records.attempts import AttemptRecord
 
 PRIVATE_DIR = 0o700  # records may describe a private tree: readable by their owner only
 PRIVATE_FILE = 0o600

@@ -17,15 +17,17 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rocmbuild.build.environment import EnvChange
-from rocmbuild.build.ladder import FailedAttempt
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import LockHeldError, UsageError
 from rocmbuild.host.arch import Targets
 from rocmbuild.options import BuildOptions
-from rocmbuild.records.attempts import AttemptRecord
+
+if TYPE_CHECKING:  # imported where used: a build saves resume.json on the way to its first attempt
+    from rocmbuild.build.ladder import FailedAttempt
+    from rocmbuild.records.attempts import AttemptRecord
 
 RESUME_FILE = "resume.json"
 _SUMMARY_KEYS = ("recipe", "source", "arch", "run_dir", "outcome", "exit_code", "attempts")
@@ -59,6 +61,8 @@ def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOp
 
 def ladder_history(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> list[FailedAttempt]:
     """The ladder's view of the finished attempts (pure): category, fingerprint, ladder, remedies applied."""
+    from rocmbuild.build.ladder import FailedAttempt
+
     diagnosed = {e.get("attempt"): e for e in events if e.get("event") == "failure.diagnosed"}
     history: list[FailedAttempt] = []
     for attempt in attempts:
@@ -113,6 +117,8 @@ def killed_attempt(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mappi
     recorded.  That one is rebuilt from its ``attempt.finished`` / ``failure.diagnosed`` events (and
     the ``plan.changed`` after them, if the remedy finished), so the ladder's history keeps it.
     """
+    from rocmbuild.records.attempts import AttemptRecord
+
     done = {a.get("number") for a in attempts}
     started = [e for e in events if e.get("event") == "attempt.started" and e.get("attempt") not in done]
     if not started:

@@ -130,6 +130,41 @@ class FactsJob:
         return not self._thread.is_alive() and self.error is None
 
 
+class DeferredFacts:
+    """facts.json for a build: its probes started once the first attempt's process exists (:meth:`start`,
+    from the attempt's ``on_start``), not on the way to it, where they only cost that start (their
+    processes compete for the CPUs with rocmbuild's own start: ~5 ms of a build's first attempt).
+
+    Started after the step, they are still rocmbuild's own children, not the build's: the runner's
+    process tree leaves out what :mod:`command` started and has not collected yet (``pending_pids``).
+    A run that ends without an attempt (up to date, preflight, an error) starts them when it waits for
+    them, so its facts.json is there as before (app.py starts none after an interrupt).  A replaced
+    runner (a test's) is asked at once, as :func:`start_facts` does: nothing it starts runs into the attempt.
+    """
+
+    def __init__(self, run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> None:
+        self._args = (run_dir, plan, run)
+        self.job: FactsJob | None = None if run is proc.capture else start_facts(run_dir, plan, run)
+
+    def start(self) -> None:
+        if self.job is None:
+            self.job = start_facts(*self._args)
+
+    @property
+    def started(self) -> bool:
+        return self.job is not None
+
+    @property
+    def error(self) -> BaseException | None:
+        return self.job.error if self.job is not None else None
+
+    def wait(self, timeout: float | None = 90) -> bool:
+        """Until facts.json is written (its probes started now if they were not); False when it could not be."""
+        self.start()
+        assert self.job is not None
+        return self.job.wait(timeout)
+
+
 def _answered(result: proc.CommandResult) -> Callable[[], proc.CommandResult]:
     return lambda: result
 
@@ -137,9 +172,9 @@ def _answered(result: proc.CommandResult) -> Callable[[], proc.CommandResult]:
 def start_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> FactsJob:
     """Start gathering facts.json now: with the real runner, every probe's process exists on return.
 
-    Started before the attempt's step, the probes are children the runner does not take for the
-    build's (``proctree.Tree.ignore``).  A replaced runner (a test's) is asked here and now, as
-    before: whatever it starts must not outlive this call into the attempt.
+    The probes are children the runner does not take for the build's, also when a step is running
+    (``command.pending_pids``, left out of ``proctree.Tree``).  A replaced runner (a test's) is asked
+    here and now: whatever it starts must not outlive this call into the attempt.
     """
     calls = _probe_calls(plan)
     started: dict[str, Callable[[], proc.CommandResult]] = {}
