@@ -203,3 +203,39 @@ def test_start_time_is_psutils_without_psutil() -> None:
             "containment._start_time(1); print('psutil' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"
+
+
+# -- the warm-up for the first step's move into its cgroup (containment.warm_up) --------------------
+
+
+def _own_cgroup_line() -> str:
+    return Path("/proc/self/cgroup").read_text()
+
+
+def test_the_warm_up_moves_nothing_and_ends_when_the_step_is_in(tmp_path: Path) -> None:
+    if containment.cgroup2_mount() is None or containment.base_dir() is None:
+        pytest.fail("this test needs a writable cgroup v2 hierarchy (root on this machine and in CI)")
+    before = _own_cgroup_line()
+    containment.warm_up(for_s=5)
+    warmer = containment._Warmer.current
+    assert warmer is not None
+    time.sleep(0.1)
+    outcome = runner.run_attempt([runner.Step("build", "cat /proc/self/cgroup")], cwd=tmp_path, env=dict(os.environ),
+                                 log_path=tmp_path / "attempt-1.log", watcher=Watcher(), limits=runner.Limits())
+    assert outcome.succeeded
+    assert containment._Warmer.current is None, "the runner ended the warm-up once the step's process existed"
+    warmer.thread.join(timeout=2)
+    assert not warmer.thread.is_alive()
+    assert warmer.moves > 1, "it moved rocmbuild into the cgroup it was in, more than once"
+    assert _own_cgroup_line() == before, "rocmbuild is where it was"
+    assert "/rocmbuild/tree-" in (tmp_path / "attempt-1.log").read_text(), "the step itself was in its cgroup"
+
+
+def test_the_warm_up_ends_by_itself_and_at_once_where_it_may_not_write(tmp_path: Path) -> None:
+    (tmp_path / "procs").touch()  # writable: only the cap can end this one
+    capped = containment._Warmer(lambda: tmp_path / "procs", for_s=0.05)
+    refused = containment._Warmer(lambda: tmp_path / "no-such-cgroup" / "cgroup.procs", for_s=5)
+    refused.thread.join(timeout=1)
+    assert not refused.thread.is_alive() and refused.moves == 0
+    capped.thread.join(timeout=1)
+    assert not capped.thread.is_alive() and capped.moves > 1, "the cap ends it without anyone stopping it"

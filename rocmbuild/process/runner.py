@@ -431,6 +431,7 @@ class _StepRun:
             self.sink.note(f"step {self.step.name} could not start: {exc}")
             return _StepResult("exited", 127, None, None)
         child.ptyproc.delayafterclose = 0  # the child is dead by the time we close
+        containment.warmed_up()  # the step is in its cgroup (containment.warm_up)
         # The relay starts before the process tree is first looked at: it is rocmbuild's, not the step's.
         try:
             self._start_relay(child)
