@@ -239,3 +239,24 @@ def test_the_warm_up_ends_by_itself_and_at_once_where_it_may_not_write(tmp_path:
     assert not refused.thread.is_alive() and refused.moves == 0
     capped.thread.join(timeout=1)
     assert not capped.thread.is_alive() and capped.moves > 1, "the cap ends it without anyone stopping it"
+
+
+def test_the_warm_up_asks_where_rocmbuild_is_before_every_move(tmp_path: Path) -> None:
+    """Moved by someone else meanwhile (systemd, a job manager), rocmbuild is not moved back."""
+    first, second = tmp_path / "first.procs", tmp_path / "second.procs"
+    for path in (first, second):
+        path.touch()
+        os.utime(path, ns=(0, 0))
+    where = [first]
+    warmer = containment._Warmer(lambda: where[0], for_s=5)
+    wait = time.monotonic() + 5
+    while first.stat().st_mtime_ns == 0 and time.monotonic() < wait:
+        time.sleep(0.005)
+    where[0] = second  # rocmbuild was moved
+    time.sleep(0.05)  # a write already under way lands
+    os.utime(first, ns=(0, 0))
+    time.sleep(0.1)
+    warmer.stop()
+    warmer.thread.join(timeout=1)
+    assert second.stat().st_mtime_ns > 0, "it wrote where rocmbuild is now"
+    assert first.stat().st_mtime_ns == 0, "and never again where rocmbuild was moved from"

@@ -113,16 +113,72 @@ def test_a_log_that_cannot_be_written_is_reported_with_its_errno(pty_and_log: tu
         os.close(full)
 
 
-def test_ctrl_c_to_rocmbuilds_group_does_not_end_the_relay(pty_and_log: tuple[int, int, int, Path]) -> None:
+def ignored_signals(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigIgn:")), 16)
+
+
+def test_ctrl_c_neither_reaches_nor_ends_the_relay(pty_and_log: tuple[int, int, int, Path]) -> None:
     master, slave, fd, log = pty_and_log
     relay = ptyrelay.RelayProcess(master, fd, at_line_start=True)
-    time.sleep(0.3)  # its signal dispositions are set as it starts
+    assert os.getsid(relay.pid) == relay.pid, "a session of its own: the terminal's Ctrl-C is rocmbuild's"
+    wanted = sum(1 << (sig - 1) for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP))
+    wait_for(lambda: ignored_signals(relay.pid) & wanted == wanted)  # set as it starts
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         os.kill(relay.pid, sig)
     os.write(slave, b"still relayed\n")
     wait_for(lambda: log.read_bytes() == b"still relayed\n")
     assert not gone(relay.pid)
     relay.close()
+
+
+def test_a_long_note_goes_in_whole_lines_while_output_flows(pty_and_log: tuple[int, int, int, Path]) -> None:
+    """A stall's process table can pass a pipe read (64 KiB): no line of it is split or interleaved."""
+    master, slave, fd, log = pty_and_log
+    relay = ptyrelay.RelayProcess(master, fd, at_line_start=True)
+    rows = [f"==> rocmbuild:   {pid:>7} {pid - 1:>7}   99.0  1.2GiB  /usr/bin/clang++ " + "-I/x " * 40 + "\n"
+            for pid in range(1000, 1500)]
+    note = "".join(rows).encode()
+    assert len(note) > 2 * ptyrelay.NOTES_MAX
+    stop = threading.Event()
+
+    def flood() -> None:
+        n = 0
+        while not stop.is_set():
+            os.write(slave, b"[%d/99999] Building HIPCC object part" % n)  # no newline: mid-line writes
+            os.write(slave, b" two\n")
+            n += 1
+
+    writer = threading.Thread(target=flood)
+    writer.start()
+    try:
+        time.sleep(0.05)
+        assert relay.note(note)
+        time.sleep(0.2)
+    finally:
+        stop.set()
+        writer.join()
+    os.close(slave)
+    relay.close()
+    lines = log.read_text().splitlines(keepends=True)
+    assert [line for line in lines if line.startswith("==> rocmbuild:")] == rows, "every row whole, in order"
+    # The build's bytes are all there, in order; a note only put a newline before itself when the
+    # build was mid-line ("...part" + note + " two").
+    build = "".join(line for line in lines if not line.startswith("==> rocmbuild:")).replace("part\n two", "part two")
+    assert build.count(" two\n") == build.count("\n") == build.count("[")
+
+
+def test_a_relay_failure_that_is_not_the_log_is_not_a_full_disk(tmp_path: Path) -> None:
+    log = os.open(tmp_path / "log", os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    not_a_pty = os.open(tmp_path, os.O_RDONLY)  # reading a directory: EISDIR
+    try:
+        relay = ptyrelay.RelayProcess(not_a_pty, log, at_line_start=True)
+        wait_for(lambda: (relay.wait(0.05), relay.ended)[1])
+        assert relay.write_error is None and relay.failure == 21  # EISDIR
+        relay.close()
+    finally:
+        os.close(not_a_pty)
+        os.close(log)
 
 
 def test_the_relay_leaves_when_rocmbuild_dies(tmp_path: Path) -> None:
@@ -185,7 +241,8 @@ def test_a_slow_watcher_never_holds_the_build_up(tmp_path: Path) -> None:
     assert outcome.succeeded
     finished = float(done.read_text())
     assert len(hook.seen) == 5, "every line was still classified"
-    assert finished - t0 < 1.0 < ended - t0, (finished - t0, ended - t0)  # 5 x 0.3 s came after the build
+    # The hook's 5 x 0.3 s came after the build had ended (the build did not wait for them).
+    assert ended - finished > 1.0, (finished - t0, ended - t0)
 
 
 def test_a_relay_killed_from_outside_is_replaced(tmp_path: Path) -> None:
@@ -193,10 +250,17 @@ def test_a_relay_killed_from_outside_is_replaced(tmp_path: Path) -> None:
     command = f"echo first; while [ ! -e {marker} ]; do sleep 0.05; done; echo second"
     killed: list[int] = []
 
+    def relays() -> list[psutil.Process]:
+        found = []
+        for p in psutil.Process().children():
+            with contextlib.suppress(psutil.Error):  # gone, or a zombie of an earlier test
+                if ptyrelay.__file__ in p.cmdline():  # exec'd: not a fork of ours on its way to exec
+                    found.append(p)
+        return found
+
     def kill_the_relay() -> None:
-        me = psutil.Process()
         for _ in range(200):
-            found = [p for p in me.children() if ptyrelay.__file__ in p.cmdline()]  # exec'd: not a fork of ours
+            found = relays()
             if found:
                 time.sleep(0.2)
                 found[0].kill()
@@ -208,9 +272,11 @@ def test_a_relay_killed_from_outside_is_replaced(tmp_path: Path) -> None:
     threading.Thread(target=kill_the_relay).start()
     outcome = run_attempt([Step("build", command)], cwd=tmp_path, env=dict(os.environ),
                           log_path=tmp_path / "attempt-1.log", watcher=Watcher(),
-                          limits=Limits(stall_timeout_s=30, grace_s=0.5))
+                          limits=Limits(stall_timeout_s=30, grace_s=3))
     assert outcome.succeeded and killed
     text = (tmp_path / "attempt-1.log").read_text()
     assert "first\n" in text and "second\n" in text
     assert f"the output relay (pid {killed[0]}) ended unexpectedly" in text
+    assert "left" not in text and "stopping" not in text, "the new relay is rocmbuild's, not the build's"
+    assert outcome.duration_s < 3, "nothing waited out a grace period"
     assert outcome.lines_seen == len(text.splitlines())

@@ -140,7 +140,9 @@ class _Warmer:
     def _run(self) -> None:
         pid = str(os.getpid()).encode()
         while not self._stop.is_set() and time.monotonic() < self._until:
-            try:  # where rocmbuild is now, read each time: it is never moved back where it was
+            # Where rocmbuild is now, read each time, so it is not moved back where it was moved from;
+            # a move by someone else in the microseconds between the read and the write would be.
+            try:
                 fd = os.open(self._procs_of_own(), os.O_WRONLY | os.O_CLOEXEC)
                 try:
                     os.write(fd, pid)
@@ -169,7 +171,7 @@ def warm_up(for_s: float = 0.5) -> None:
     write its own cgroup, the thread ends at its first try.
     """
     mount = cgroup2_mount()
-    if mount is None:
+    if mount is None or base_dir() is None:  # no attempt will move into a cgroup
         return
     warmed_up()
     _Warmer.current = _Warmer(lambda: mount / _own_cgroup().strip("/") / "cgroup.procs", for_s)

@@ -13,8 +13,9 @@ the reads and the classification in one loop, relaying a 90 MB warning flood too
 What passes between the two (two pipes):
 
 * **notes**, rocmbuild -> relay: rocmbuild's own lines (``==> rocmbuild: ...``) written while
-  the relay runs, e.g. while a step is being stopped.  The relay puts each on a fresh line of
-  the log, between two of the build's writes, so a note never splits a line the build wrote.
+  the relay runs, e.g. while a step is being stopped.  The relay puts each line of them,
+  whole, on a fresh line of the log between two of the build's writes: the build's output never
+  splits a note (a note that comes while the build is mid-line starts a new line, as before).
   Its end of file means "stop relaying": the relay copies what the PTY has ready, then exits.
 * **wake**, relay -> rocmbuild: a ``.`` when the log grew and no ``.`` went in the last
   WAKE_S (rocmbuild sleeps on this pipe, so it sees new output within a few ms without
@@ -23,9 +24,11 @@ What passes between the two (two pipes):
   ``E<errno>`` when the log could not be written; end of file when the relay has exited.
 
 The relay ends at the end of the notes pipe, when the log cannot be written, or when rocmbuild
-is gone (checked every PARENT_CHECK_S; the attempt's watchdog ends the build itself).  It ignores SIGINT, SIGTERM and
-SIGHUP: a Ctrl-C reaches every process of rocmbuild's group, and the build's last words must
-still reach the log while rocmbuild stops it.
+is gone (checked every PARENT_CHECK_S; the attempt's watchdog ends the build itself).  It runs in
+a session of its own and ignores SIGINT, SIGTERM and SIGHUP: a Ctrl-C at the terminal is
+rocmbuild's to act on, and the build's last words must still reach the log while rocmbuild stops
+it.  A note longer than a pipe read goes to the log line by line, each line whole; anything that
+fails but the log is said as ``F<errno>``, not taken for a full disk.
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class RelayProcess:
                  "1" if at_line_start else "0", str(os.getpid())],
                 pass_fds=(pty_fd, log_fd, notes_r, wake_w), stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, close_fds=True,
+                start_new_session=True,  # no terminal's Ctrl-C reaches it, even before it ignores SIGINT
             )
         except BaseException:
             for fd in (self._notes, self._wake):
@@ -118,8 +122,16 @@ class RelayProcess:
     @property
     def write_error(self) -> int | None:
         """The errno of the log write that failed (the relay has ended), or None."""
+        return self._said_code("E")
+
+    @property
+    def failure(self) -> int | None:
+        """The errno of what else made the relay fail (a PTY read, a pipe), or None."""
+        return self._said_code("F")
+
+    def _said_code(self, kind: str) -> int | None:
         for line in self._lines():
-            if line.startswith("E") and line[1:].isdigit():
+            if line.startswith(kind) and line[1:].isdigit():
                 return int(line[1:])
         return None
 
@@ -161,19 +173,40 @@ class RelayProcess:
 # -- the relay process itself ------------------------------------------------------------------------
 
 
+class LogWriteFailed(Exception):
+    """The log could not be written (a full or read-only run dir): said to rocmbuild as ``E<errno>``."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
 def relay(pty_fd: int, log_fd: int, notes_fd: int, wake_fd: int, at_line_start: bool, parent: int) -> None:
     """Copy the PTY into the log, with rocmbuild's notes between writes, until one of the ends (module doc)."""
     os.set_blocking(pty_fd, False)
     os.set_blocking(wake_fd, False)
     last_wake = 0.0
     pty_open = True
+    note_part = b""  # the start of a note line not all read yet: it goes to the log whole, or not yet
 
     def write(data: bytes) -> None:
         nonlocal at_line_start
         view = memoryview(data)
-        while view:
-            view = view[os.write(log_fd, view) :]
+        try:
+            while view:
+                view = view[os.write(log_fd, view) :]
+        except OSError as exc:
+            raise LogWriteFailed(exc.errno or errno.EIO) from None
         at_line_start = data.endswith(b"\n")
+
+    def write_note(data: bytes) -> None:
+        """Whole lines of rocmbuild's notes, on a fresh line; a line's start waits for its end."""
+        nonlocal note_part
+        data = note_part + data
+        cut = data.rfind(b"\n") + 1
+        note_part = data[cut:]
+        if cut:
+            write(data[:cut] if at_line_start else b"\n" + data[:cut])
 
     def copy(limit: int) -> int:
         """What the PTY has ready (up to about ``limit`` bytes) into the log."""
@@ -214,8 +247,10 @@ def relay(pty_fd: int, log_fd: int, notes_fd: int, wake_fd: int, at_line_start: 
             note = os.read(notes_fd, NOTES_MAX)
             if not note:  # rocmbuild stops the relay: what is ready still goes into the log
                 copy(FINAL_COPY)
+                if note_part:
+                    write_note(b"\n")
                 return
-            write(note if at_line_start else b"\n" + note)
+            write_note(note)
             copied += len(note)
         if copied:
             now = time.monotonic()
@@ -233,14 +268,18 @@ def main(argv: list[str]) -> int:
     pty_fd, log_fd, notes_fd, wake_fd = (int(a) for a in argv[:4])
     try:
         relay(pty_fd, log_fd, notes_fd, wake_fd, argv[4] == "1", int(argv[5]))
-    except OSError as exc:  # the log could not be written (a full or read-only run dir)
-        try:
-            os.set_blocking(wake_fd, True)
-            os.write(wake_fd, f"\nE{exc.errno or 0}\n".encode())
-        except OSError:  # rocmbuild is gone
-            pass
-        return 1
-    return 0
+    except LogWriteFailed as exc:
+        said = f"E{exc.code}"
+    except OSError as exc:  # anything else (the PTY, a pipe): the relay failed, the log did not
+        said = f"F{exc.errno or 0}"
+    else:
+        return 0
+    try:
+        os.set_blocking(wake_fd, True)
+        os.write(wake_fd, f"\n{said}\n".encode())
+    except OSError:  # rocmbuild is gone
+        pass
+    return 1
 
 
 if __name__ == "__main__":

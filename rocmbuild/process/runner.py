@@ -467,6 +467,8 @@ class _StepRun:
         self.sink.catch_up()  # the relay must know whether the log ends on a line boundary
         relay = ptyrelay.RelayProcess(child.child_fd, self.sink.fd, at_line_start=self.sink.at_line_start)
         self.sink.relay = relay
+        if self.tree is not None:  # a replacement, started once the tree is watched: rocmbuild's too
+            self.tree.ignore.add(relay.pid)
         return relay
 
     def _end_relay(self) -> DiskFullError | None:
@@ -508,8 +510,8 @@ class _StepRun:
             raise OSError(f"the output relay of step {self.step.name} died {self.relay_restarts} times")
         relay.close()
         self.sink.relay = None
-        self.sink.note(f"the output relay (pid {relay.pid}) ended unexpectedly "
-                       f"(status {relay.exit_status}); starting another")
+        why = f"error {relay.failure}: {os.strerror(relay.failure)}" if relay.failure else f"status {relay.exit_status}"
+        self.sink.note(f"the output relay (pid {relay.pid}) ended unexpectedly ({why}); starting another")
         return self._start_relay(child)
 
     def _watch(self, child: pexpect.spawn) -> _StepResult:
