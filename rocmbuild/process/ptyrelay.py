@@ -47,7 +47,6 @@ MAX_BURST = 1 << 20  # at most this much is copied before the notes pipe is look
 WAKE_S = 0.005  # at most one wake-up byte this often while output flows
 PARENT_CHECK_S = 1.0
 NOTES_MAX = 1 << 16
-
 FINAL_COPY = 1 << 22  # at most this much more is copied once rocmbuild has stopped the relay
 EOF = "eof"  # the line the relay says once the PTY's end of file is reached (all output is in the log)
 
