@@ -240,8 +240,6 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
         return show_plans(names, options, environ, streams, services)
     # The first move into a cgroup after a quiet spell waits ~5-25 ms for the kernel; planning
     # (and a preflight cached or skipped) takes about that long, so the wait is over by the spawn.
-    from rocmbuild.process import containment
-
     containment.warm_up()
     plans = plan_all(names, options, environ, services)
     missing = check_requires(plans, services)
