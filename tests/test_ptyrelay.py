@@ -280,3 +280,32 @@ def test_a_relay_killed_from_outside_is_replaced(tmp_path: Path) -> None:
     assert "left" not in text and "stopping" not in text, "the new relay is rocmbuild's, not the build's"
     assert outcome.duration_s < 3, "nothing waited out a grace period"
     assert outcome.lines_seen == len(text.splitlines())
+
+
+def test_a_relay_that_keeps_dying_ends_the_step_with_a_clear_error(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmbuild.errors import InternalError
+    from rocmbuild.process import runner
+
+    monkeypatch.setattr(runner, "MAX_RELAY_RESTARTS", 0)
+    pidfile = tmp_path / "pid"
+    command = f"echo $$ > {pidfile}; echo first; sleep 30"
+
+    def kill_the_relay() -> None:
+        for _ in range(500):
+            for p in psutil.Process().children():
+                with contextlib.suppress(psutil.Error):
+                    if ptyrelay.__file__ in p.cmdline():
+                        time.sleep(0.2)
+                        p.kill()
+                        return
+            time.sleep(0.02)
+
+    threading.Thread(target=kill_the_relay).start()
+    with pytest.raises(InternalError) as raised:
+        run_attempt([Step("build", command)], cwd=tmp_path, env=dict(os.environ),
+                    log_path=tmp_path / "attempt-1.log", watcher=Watcher(),
+                    limits=Limits(stall_timeout_s=60, grace_s=0.5))
+    assert "ended unexpectedly 1 times" in raised.value.what and raised.value.todo
+    assert gone(int(pidfile.read_text())), "the build was stopped before the error went up"
+

@@ -69,7 +69,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pexpect
 
-from rocmbuild.errors import DiskFullError
+from rocmbuild.errors import DiskFullError, InternalError
 from rocmbuild.process import containment, proctree, ptyrelay
 from rocmbuild.process.watcher import Progress, Watcher
 
@@ -270,6 +270,11 @@ class _Sink:
                 self.broken = exc
                 raise self.write_failed(exc.errno) from None
         self.catch_up()
+
+    def relay_write_failed(self, code: int) -> DiskFullError:
+        """The relay could not write the log: nothing more goes there; the error to raise."""
+        self.broken = OSError(code, os.strerror(code))
+        return self.write_failed(code)
 
     def write_failed(self, code: int | None) -> DiskFullError:
         why = os.strerror(code) if code else "the write failed"
@@ -482,8 +487,7 @@ class _StepRun:
         with contextlib.suppress(Exception):  # a failing watcher or display was reported where it failed
             self.sink.catch_up()
         if relay is not None and relay.write_error is not None and self.sink.broken is None:
-            self.sink.broken = OSError(relay.write_error, os.strerror(relay.write_error))
-            return self.sink.write_failed(relay.write_error)
+            return self.sink.relay_write_failed(relay.write_error)
         return None
 
     def _follow(self, check: bool = True) -> tuple[bool, str | None]:
@@ -503,11 +507,13 @@ class _StepRun:
         if not relay.ended or relay.pty_closed:
             return relay
         if relay.write_error is not None:
-            self.sink.broken = OSError(relay.write_error, os.strerror(relay.write_error))
-            raise self.sink.write_failed(relay.write_error)
+            raise self.sink.relay_write_failed(relay.write_error)
         self.relay_restarts += 1
         if self.relay_restarts > MAX_RELAY_RESTARTS:
-            raise OSError(f"the output relay of step {self.step.name} died {self.relay_restarts} times")
+            raise InternalError(
+                f"the output relay of step {self.step.name} ended unexpectedly {self.relay_restarts} times",
+                why=f"its last exit status was {relay.exit_status} (something outside rocmbuild kills it?)",
+                todo=f"see the end of {self.sink.path}; rerun, and report it with that log if it happens again")
         relay.close()
         self.sink.relay = None
         why = f"error {relay.failure}: {os.strerror(relay.failure)}" if relay.failure else f"status {relay.exit_status}"
