@@ -82,7 +82,7 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
             streams.out.write(text + "\n\n")
     streams.out.flush()
     if missing:
-        raise _requires_error(missing, plans, names)
+        raise _requires_error(missing, plans, names, services)
     for index, plan in enumerate(plans):
         failed = [c for c in checks.get(index, []) if c.failed and c.fatal]
         if failed:
@@ -137,13 +137,34 @@ def _plan_mode_checks(checks: list[Any], later: bool) -> list[Any]:
             if c.failed and c.name in _AFTER_EARLIER_RECIPES else c for c in checks]
 
 
-def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: Sequence[str]) -> UsageError:
+def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: Sequence[str],
+                    services: Services) -> UsageError:
+    """The refusal for a missing ``requires``: what blocks the build before it (a ROCm too old for the
+    arch, the toolchain) first, then the torch the source pins for this host's ROCm."""
+    from rocmbuild.build.torchadvice import ordered, torch_install
+
     first = missing[0]
     archs = plans[0].archs if plans else ()
     recipes = [p.recipe.name for p in plans] or list(names)
+    plan = next((p for p in plans if p.recipe.name == first.recipe), plans[0] if plans else None)
+    blockers: list[str] = []
+    install = None
+    if plan is not None:
+        install = torch_install(first.python, plan.source, plan.rocm_version)
+        blockers = [c.todo for c in ordered(_toolchain_blockers(plan, services)) if c.todo]
     return UsageError(first.message, why="nothing was built: it builds against the installed "
                       f"'{first.required}'",
-                      todo=requires_todo(first.required, recipes, archs, first.python, first.packages))
+                      todo=requires_todo(first.required, recipes, archs, first.python, first.packages,
+                                         torch_install=install, blockers=blockers))
+
+
+def _toolchain_blockers(plan: BuildPlan, services: Services) -> list[Any]:
+    """Failed toolchain checks (ROCm root, compiler, arch): they come before installing torch."""
+    from rocmbuild.build.checklist import find_hipcc, toolchain_checks
+
+    checks = toolchain_checks(rocm=plan.rocm, hipcc=find_hipcc(plan.rocm_hipcc, plan.env), archs=plan.targets,
+                              env=plan.env, run=services.run, compiler=plan.hip_compiler, probes=services.probes)
+    return [c for c in checks if c.failed]
 
 
 # --- building ---------------------------------------------------------------
@@ -207,7 +228,12 @@ def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> li
 
     # Measured now, not at planning: `rocmbuild torch vllm` preflights vllm with what torch left free.
     mem_available, _reason = hostmod.memory_available()
-    return plan_checks(plan, mem_available, run=services.run, probes=services.probes)
+    checks = plan_checks(plan, mem_available, run=services.run, probes=services.probes)
+    if options.wheel_dir is not None:
+        from rocmbuild.build.checklist import wheel_step_check
+
+        checks.append(wheel_step_check(plan, services.run))
+    return checks
 
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:
@@ -247,7 +273,7 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     if provided:
         missing = check_requires(plans, services)
     if missing:
-        raise _requires_error(missing, plans, names)
+        raise _requires_error(missing, plans, names, services)
     exit_code: int = ExitCode.SUCCEEDED
     run_dirs: list[Path] = []  # for --notify: the last run dir holds the outcome of the whole command
     try:
@@ -428,7 +454,9 @@ def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptio
         _, events = load_run(rec.run_dir)
         diagnosed_todo = next((e.get("todo") for e in reversed(events) if e.get("event") == "failure.diagnosed"
                                and e.get("attempt") == last.get("number")), None)
-    _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
+    wheels = rec.extra.get("wheels")
+    known = wheels.get("todo") if isinstance(wheels, dict) and outcome != Outcome.SUCCEEDED else None
+    _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason, known))
     summary = rec.write_summary(outcome, exit_code)
     _, events = load_run(rec.run_dir)
     from rocmbuild.records.report import render_summary  # rich: imported when the run is over

@@ -38,6 +38,7 @@ def toolchain_checks(*, rocm: Rocm | None, hipcc: str | None, archs: Targets, en
         # The build compiles with this clang (HIPCXX), not hipcc: probe what the build will use.
         check = preflight.check_hip_compiler(compiler, env, run)
         checks.append(check)
+        checks.append(preflight.check_cmake_for_clang_hip(compiler, env, run))
         if not check.failed and archs:
             checks += preflight.check_arch_supported(compiler.path, archs, env, run, compiler=compiler,
                                                      cache=probes)
@@ -62,7 +63,15 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: proc.Run = proc.captur
     checks.append(preflight.check_disk(plan.source, resources.min_free_disk_gb))
     checks.append(preflight.check_memory(mem_available, resources.memory_per_job_gb))
     if "torch" in plan.recipe.requires:
-        checks.append(preflight.check_torch_rocm(plan.python, env, run))
+        torch = preflight.check_torch_rocm(plan.python, env, run)
+        if torch.failed and torch.category != "missing_runtime_library":
+            from rocmbuild.build.torchadvice import torch_install
+
+            # The torch the source pins, for this host's ROCm (or ROCm first), not a generic index.
+            torch = replace(torch, todo=f"{torch.todo}; {torch_install(plan.python, plan.source, plan.rocm_version)}"
+                            if "uninstall" in torch.todo else torch_install(plan.python, plan.source,
+                                                                           plan.rocm_version))
+        checks.append(torch)
         checks += _torch_integrity(plan, run)
     if plan.recipe.preflight.python_modules:
         check = preflight.check_python_modules(plan.python, plan.recipe.preflight.python_modules, env, run)
@@ -83,6 +92,22 @@ def _torch_integrity(plan: BuildPlan, run: proc.Run) -> list[preflight.Check]:
     return torchfacts.integrity_checks(plan.python or "python3", plan.env, rocm_version=plan.rocm_version,
                                        archs=plan.targets, steps=[*steps.prepare, *steps.build],
                                        prepare_installs=prepare_installs(plan.recipe), run=run)
+
+
+def wheel_step_check(plan: BuildPlan, run: proc.Run = proc.capture) -> preflight.Check:
+    """--wheel-dir: what the wheel step needs (``wheel`` for setuptools < 70.1), checked before the build.
+
+    A prepare step that installs packages may still bring it: then a warning, not a refusal.
+    """
+    check = preflight.check_wheel_step(plan.python or "python3", plan.env, run)
+    if check.failed and plan.recipe.steps.wheel:
+        # The recipe's own wheel step may not use setuptools' bdist_wheel at all.
+        return replace(check, status=preflight.WARN, fatal=False,
+                       detail=f"{check.detail} (the recipe has its own wheel step)")
+    if check.failed and prepare_installs(plan.recipe):
+        return replace(check, status=preflight.WARN, fatal=False,
+                       detail=f"{check.detail} (the prepare step installs packages: it may bring it)")
+    return check
 
 
 _INSTALLS = re.compile(r"\b(?:pip3?|uv\s+pip|conda|mamba)\s+install\b")

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,7 +32,6 @@ from rocmbuild.host.hipcompiler import (
     device_lib_path,
     newer_clangs,
 )
-from rocmbuild.host.libraries import library_package_hint
 from rocmbuild.host.rocm import Rocm
 from rocmbuild.process import command as proc
 
@@ -269,6 +269,43 @@ def check_hip_compiler(compiler: HipCompiler, env: Mapping[str, str] | None = No
     return Check(name, OK, detail)
 
 
+# CMake learned to use a plain clang (not ROCm's, no hip-lang package) as the HIP compiler in 3.28;
+# older CMake looks for <root>/lib/cmake/hip-lang and fails with "does not contain the HIP runtime CMake
+# package" (docs/rocm-facts.md), which reads like a missing ROCm and is not one.
+MIN_CMAKE_FOR_CLANG_HIP = (3, 28)
+
+
+def parse_cmake_version(output: str) -> tuple[int, ...] | None:
+    """``cmake version 3.25.1`` -> (3, 25, 1); None when the text names no version. Pure."""
+    match = re.search(r"cmake version (\d+)\.(\d+)(?:\.(\d+))?", output)
+    return tuple(int(g) for g in match.groups() if g is not None) if match else None
+
+
+def check_cmake_for_clang_hip(compiler: HipCompiler, env: Mapping[str, str] | None = None,
+                              run: proc.Run = proc.capture) -> Check:
+    """With a clang as the HIP compiler (HIPCXX), the build's CMake must be 3.28 or later."""
+    name = "cmake for HIP"
+    environ = dict(os.environ if env is None else env)
+    cmake = shutil.which("cmake", path=environ.get("PATH"))
+    need = ".".join(map(str, MIN_CMAKE_FOR_CLANG_HIP))
+    todo = (f"install CMake >= {need} where the build finds it first: `python3 -m pip install 'cmake>={need}'` "
+            f"into the build's environment (PyPI ships CMake 3.28+/4.x)")
+    if cmake is None:
+        return Check(name, WARN, "no cmake on the build's PATH (a build that brings its own is fine)",
+                     todo=todo, fatal=False)
+    result = run([cmake, "--version"], env=environ)
+    version = parse_cmake_version(result.output)
+    if version is None:
+        return Check(name, WARN, f"{cmake} --version says no version", todo=todo, fatal=False)
+    shown = ".".join(map(str, version))
+    if version[:2] < MIN_CMAKE_FOR_CLANG_HIP:
+        return Check(name, FAIL,
+                     f"cmake {shown} at {cmake} cannot use clang ({compiler.path}) as the HIP compiler: "
+                     f"CMake < {need} looks for ROCm's hip-lang package instead",
+                     todo=todo, category="toolchain_missing")
+    return Check(name, OK, f"cmake {shown} at {cmake} (>= {need}: clang as the HIP compiler works)")
+
+
 _NVCC = re.compile(r"nvcc|NVIDIA|Cuda compilation tools")
 
 
@@ -337,6 +374,9 @@ def check_libraries(names: Sequence[str], lib_dirs: Sequence[Path | str],
     """Each ``libNAME.so`` (the unversioned link-time name) in a lib dir or known to ldconfig."""
     if not names:
         return []
+    from rocmbuild.host import aptcheck
+    from rocmbuild.host.libraries import debian_packages, install_line
+
     ldconfig: dict[str, str] | None = None
     checks = []
     for name in names:
@@ -360,7 +400,8 @@ def check_libraries(names: Sequence[str], lib_dirs: Sequence[Path | str],
                       f"the link needs {linkname}")
         else:
             detail = f"{linkname} not found in {searched} nor by ldconfig"
-        checks.append(Check(check_name, FAIL, detail, todo=f"install {library_package_hint(name)}",
+        aptcheck.lookup(debian_packages([name]), run)  # advice only for what apt here can install
+        checks.append(Check(check_name, FAIL, detail, todo=f"install it: {install_line([name])}",
                             category="missing_library"))
     return checks
 
@@ -464,6 +505,43 @@ def check_python_modules(python: Path | str, modules: Sequence[str], env: Mappin
         return Check(name, FAIL, f"not importable by {python}: {', '.join(missing)}",
                      todo=f"{python} -m pip install {pip}", category="missing_python_dependency")
     return Check(name, OK, f"{', '.join(modules)} importable by {python}")
+
+
+_WHEEL_STEP_INFO = """
+import importlib.util, json
+try:
+    import setuptools
+    version = setuptools.__version__
+except Exception:
+    version = None
+print(json.dumps({"setuptools": version, "wheel": importlib.util.find_spec("wheel") is not None}))
+"""
+
+# setuptools 70.1 ships bdist_wheel itself; before it, `pip wheel --no-build-isolation` needs `wheel`.
+SETUPTOOLS_WITH_BDIST_WHEEL = (70, 1)
+
+
+def check_wheel_step(python: Path | str, env: Mapping[str, str] | None = None,
+                     run: proc.Run = proc.capture) -> Check:
+    """--wheel-dir's wheel step (``pip wheel --no-build-isolation``) can run in the build's interpreter."""
+    name = "wheel step"
+    result = run([str(python), "-c", _WHEEL_STEP_INFO], env=dict(os.environ if env is None else env))
+    info = _last_json(result.output)
+    if result.missing or info is None:
+        why = result.output.strip().splitlines()[-1:] or ["no output"]
+        return Check(name, FAIL, f"cannot run {python}: {why[0]}", todo="check the Python interpreter",
+                     category="toolchain_missing")
+    setuptools_version = info.get("setuptools")
+    has_wheel = bool(info.get("wheel"))
+    numbers = tuple(int(n) for n in re.findall(r"\d+", str(setuptools_version or ""))[:2])
+    if has_wheel or (numbers and numbers >= SETUPTOOLS_WITH_BDIST_WHEEL):
+        how = "the wheel package" if has_wheel else f"setuptools {setuptools_version} (has bdist_wheel)"
+        return Check(name, OK, f"{python} can build wheels without isolation: {how}")
+    found = f"setuptools {setuptools_version}" if setuptools_version else "no setuptools"
+    return Check(name, FAIL,
+                 f"{python} has {found} and no `wheel` package: the wheel step after the build would fail "
+                 "(\"invalid command 'bdist_wheel'\"; setuptools before 70.1 needs `wheel`)",
+                 todo=f"{shlex.quote(str(python))} -m pip install wheel", category="missing_python_dependency")
 
 
 def check_torch_rocm(python: Path | str, env: Mapping[str, str] | None = None,

@@ -69,7 +69,7 @@ def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOpt
     if options.wheel_dir is None:
         return Outcome.SUCCEEDED, reason
     result = publish_wheels(final_plan, options, rec, streams, current)
-    rec.extra["wheels"] = result.to_json()
+    rec.extra["wheels"] = {**result.to_json(), **({"todo": wheel_todo(result)} if not result.ok else {})}
     if not result.ok:
         return Outcome.FAILED, f"built, but the wheel step failed: {result.detail}"
     return Outcome.SUCCEEDED, f"{reason}; wheel(s) in {options.wheel_dir}"
@@ -83,18 +83,28 @@ class WheelResult:
     detail: str
     wheels: tuple[tuple[str, str], ...] = ()
     log: str = ""
+    todo: str = ""  # what to do, when the failure's cause is known (wheel_hint)
 
     def to_json(self) -> dict[str, Any]:
         return {"ok": self.ok, "detail": self.detail, "log": self.log,
                 "wheels": [{"file": name, "sha256": sha} for name, sha in self.wheels]}
 
 
-def wheel_hint(log_text: str) -> str:
+def wheel_hint(log_text: str, python: str = "python3") -> str:
     """What to do about a wheel step failure whose cause the log names. Pure."""
     if "invalid command 'bdist_wheel'" in log_text:
         return ("; the build's interpreter has no `wheel` package (setuptools before 70.1 needs it for "
-                "--no-build-isolation): `python3 -m pip install wheel` there, then rerun")
+                f"--no-build-isolation): `{shlex.quote(python)} -m pip install wheel` there, then rerun")
     return ""
+
+
+def wheel_todo(result: WheelResult) -> str:
+    """summary.json's todo for a failed wheel step: as precise as its detail (never vaguer). Pure."""
+    if result.ok:
+        return ""
+    if result.todo:
+        return result.todo
+    return f"The build succeeded but the wheel step failed ({result.detail}): fix that, then rerun"
 
 
 def published(wheel_dir: Path, recipe: str, digest: str) -> bool:
@@ -157,10 +167,11 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
                 code = subprocess.call(["/bin/sh", "-c", command], cwd=plan.source, env=env, stdout=handle,
                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
                 if code != 0:
-                    detail = f"`{command}` exited {code} (see {log})" + wheel_hint(
-                        log.read_text(encoding="utf-8", errors="replace"))
+                    hint = wheel_hint(log.read_text(encoding="utf-8", errors="replace"), plan.python or "python3")
+                    detail = f"`{command}` exited {code} (see {log})" + hint
                     rec.event("wheel.failed", detail=detail)
-                    return WheelResult(False, detail, log=str(log))
+                    todo = hint.removeprefix("; ")
+                    return WheelResult(False, detail, log=str(log), todo=todo[:1].upper() + todo[1:])
         wheels = sorted(Path(staging).glob("*.whl"))
         if not wheels:
             return WheelResult(False, f"the wheel step wrote no .whl into $WHEEL_DIR (see {log})", log=str(log))

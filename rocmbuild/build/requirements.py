@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.build.plan import BuildPlan
+from rocmbuild.build.torchadvice import torch_install
 from rocmbuild.errors import UsageError
 from rocmbuild.process import command as proc
 
@@ -138,9 +139,9 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
                     raise RequirementError(
                         problem, why=f"'{plan.recipe.name}' builds against torch: its HIP code must match the "
                                      "host's ROCm",
-                        todo=f"point --requires-from at the ROCm {major(plan.rocm_version) or 'X'}.x wheels "
-                             f"(e.g. https://download.pytorch.org/whl/rocm{plan.rocm_version or 'X.Y'}), "
-                             f"or build torch first: `rocmbuild torch {plan.recipe.name}`"
+                        todo=f"point --requires-from at ROCm {major(plan.rocm_version) or 'X'}.x wheels, or "
+                             f"build torch first (`rocmbuild torch {plan.recipe.name}`); for this source: "
+                             + torch_install(plan.python, plan.source, plan.rocm_version)
                     )
             provided.append(Provided(plan.recipe.name, package, version, shown(requires_from), install, hip))
     return provided

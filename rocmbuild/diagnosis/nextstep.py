@@ -29,13 +29,21 @@ def exact_command(recipes: Sequence[str], archs: Sequence[str]) -> str:
 
 
 def requires_todo(required: str, recipes: Sequence[str], archs: Sequence[str], python: str,
-                  packages: Sequence[str]) -> str:
-    """A missing ``requires``: build it first (the exact command), or install it."""
+                  packages: Sequence[str], torch_install: str | None = None,
+                  blockers: Sequence[str] = ()) -> str:
+    """A missing ``requires``: what blocks the build before it (``blockers``, in order), then build it
+    first (the exact command) or install it (``torch_install``: torchadvice's, from the source's pin)."""
     command = exact_command([required, *recipes], archs)
-    install = (f"install a ROCm torch into {python} (e.g. `{shlex.quote(python)} -m pip install torch "
-               f"--index-url https://download.pytorch.org/whl/rocm6.4`)" if required == "torch"
-               else f"install {', '.join(packages) or required} into {python}")
-    return f"build it first in the same run: `{command}`; or {install}"
+    if required == "torch":
+        install = torch_install or (f"install a ROCm torch into {python} (`{shlex.quote(python)} -m pip install "
+                                    "torch --index-url https://download.pytorch.org/whl/rocmX.Y` for the host's ROCm)")
+    else:
+        install = f"install {', '.join(packages) or required} into {python}"
+    todo = f"build it first in the same run: `{command}`; or {install}"
+    if blockers:
+        steps = [*blockers, f"then {todo}"]
+        return "first: " + "; ".join(dict.fromkeys(steps))
+    return todo
 
 
 def preflight_todo(failed: Sequence[Check], torch_command: str | None = None) -> str:
@@ -44,13 +52,17 @@ def preflight_todo(failed: Sequence[Check], torch_command: str | None = None) ->
     ``torch_command`` (``rocmbuild torch vllm --arch gfx942``) is named when torch is not a usable
     ROCm build, so the refusal says exactly what to run.
     """
+    from rocmbuild.build.torchadvice import ordered
+
+    failed = ordered(failed)  # what must be fixed first comes first (ROCm, toolchain, torch, the rest)
     libraries = [c.name.removeprefix("library ") for c in failed
                  if c.category == "missing_library" and c.name.startswith("library ")]
     todos: list[str] = []
-    if libraries:
-        todos.append(f"install the missing libraries ({', '.join(libraries)}): {install_line(libraries)}")
     for check in failed:
         if check.category == "missing_library" and check.name.startswith("library "):
+            if libraries:
+                todos.append(f"install the missing libraries ({', '.join(libraries)}): {install_line(libraries)}")
+                libraries = []
             continue
         if check.name == "torch (ROCm)" and torch_command:
             todos.append(f"{check.todo}: `{torch_command}`" if check.todo else f"`{torch_command}`")
@@ -66,8 +78,12 @@ def checks_json(checks: Sequence[Check]) -> list[dict[str, Any]]:
 
 
 def outcome_todo(outcome: str, diagnosis: Mapping[str, Any] | None, diagnosed_todo: str | None,
-                 stop_reason: str) -> str:
-    """summary.json's ``todo`` for how the run ended."""
+                 stop_reason: str, known_todo: str | None = None) -> str:
+    """summary.json's ``todo`` for how the run ended.
+
+    ``known_todo``: what a step after the build (the wheel step) already knows to do; the todo is
+    never vaguer than that, nor than the stop reason when no diagnosis says more.
+    """
     from rocmbuild.records.report import next_steps
 
     if outcome in ("succeeded", "up_to_date"):
@@ -76,4 +92,11 @@ def outcome_todo(outcome: str, diagnosis: Mapping[str, Any] | None, diagnosed_to
         return "rerun the same command when ready; the attempt logs show how far it got"
     if outcome == "budget_exhausted" and not (diagnosis and diagnosis.get("category") == "stalled"):
         return f"give the run more time (--budget) and rerun; {stop_reason}"
-    return diagnosed_todo or next_steps(diagnosis) or "read the last attempt's log and rerun"
+    if known_todo:
+        return known_todo
+    found = diagnosed_todo or next_steps(diagnosis)
+    if found:
+        return found
+    if not diagnosis and stop_reason:
+        return f"{stop_reason}: read the log it names, fix that, and rerun"
+    return "read the last attempt's log and rerun"

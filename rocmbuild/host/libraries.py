@@ -66,9 +66,30 @@ def install_line(names: Sequence[str]) -> str:
             rocm_only.append(repo.group(1))
         if repo:
             rocm.append(repo.group(1))
+    from rocmbuild.host import aptcheck
+
+    # Only what this host's package sources can install (when that was looked up): a Debian
+    # release without ROCm's math libraries must not be told to apt-get them.
+    absent = [p for p in debian if aptcheck.known(p) is False]
+    debian = [p for p in debian if p not in absent]
     parts = []
     if debian:
         parts.append(f"apt-get install {' '.join(debian)}"
                      + (f" (Debian/Ubuntu; {', '.join(rocm_only)} only from the ROCm repo)" if rocm_only else ""))
+    if absent:
+        parts.append(f"{'and ' if debian else ''}this host's package sources have no {', '.join(absent)}: these "
+                     f"libraries come with ROCm from {aptcheck.ROCM_SOURCE}; after adding it: "
+                     f"apt-get install {' '.join(rocm)}")
+        return "; ".join(parts)
     parts.append(f"{'or, ' if debian else ''}from the ROCm repo: apt-get install {' '.join(rocm)}")
     return "; ".join(parts)
+
+
+def debian_packages(names: Sequence[str]) -> list[str]:
+    """The Debian/Ubuntu package names the hints give for these libraries (to look up with apt)."""
+    found = []
+    for name in names:
+        deb = re.search(r"(\S+) \(Debian/Ubuntu\)", library_package_hint(name))
+        if deb:
+            found.append(deb.group(1))
+    return found
