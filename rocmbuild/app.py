@@ -318,6 +318,9 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         _start_record(rec)
         if provided:  # what --requires-from installed for this recipe before its run
             rec.extra["requires_from"] = list(provided)
+        from rocmbuild.build.torchpin import keep_torch
+
+        plan = keep_torch(plan, run_dir, ctx.services.run)  # pip in prepare/remedies cannot replace torch
         from rocmbuild.records.resume import save_resume_state
         from rocmbuild.records.runfacts import DeferredFacts
 

@@ -11,12 +11,16 @@ import zipfile
 from pathlib import Path
 
 
-def build_wheel(directory: Path, name: str, version: str, files: dict[str, str]) -> Path:
-    """A real wheel (zip, dist-info, RECORD) written here: pip installs it like any other."""
+def build_wheel(directory: Path, name: str, version: str, files: dict[str, str],
+                requires: tuple[str, ...] = ()) -> Path:
+    """A real wheel (zip, dist-info, RECORD) written here: pip installs it like any other.
+
+    ``requires``: its Requires-Dist lines (what pip pulls in with it)."""
     dist = f"{name}-{version}".replace("-", "_", 0)
     info = f"{name}-{version}.dist-info"
+    depends = "".join(f"Requires-Dist: {r}\n" for r in requires)
     contents = {**files,
-                f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n",
+                f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n{depends}",
                 f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n"}
     record = []
     for path, text in contents.items():

@@ -5,7 +5,9 @@ next plan plus *effects*, values saying what must happen outside the plan:
 
 * ``RemovePaths``: delete tree-relative globs (a clean, or a fresh configure);
 * ``Uninstall``: ``python -m pip uninstall -y`` packages in the build's interpreter;
-* ``RunCommands``: helper commands in the tree (``git submodule sync``...).
+* ``RunCommands``: helper commands in the tree (``git submodule sync``...);
+* ``Install``: ``python -m pip install`` requirements the source declares, under constraints that
+  keep the build's torch (recorded as ``package.installed`` events).
 
 :func:`execute` is the only code that carries effects out.  Deletion goes
 through :func:`safe_remove` (process/safedelete.py underneath): only relative
@@ -65,7 +67,18 @@ class RunCommands:
     on_failure: str | None = None  # the warning when one fails
 
 
-Effect = RemovePaths | Uninstall | RunCommands
+@dataclass(frozen=True)
+class Install:
+    """``python -m pip install`` these requirements (each declared by the source) in the build's interpreter."""
+
+    python: str
+    requirements: tuple[str, ...]
+    env: Mapping[str, str]
+    declared_in: str = ""        # the source file that declares them (for the record)
+    timeout_s: float = 1800
+
+
+Effect = RemovePaths | Uninstall | RunCommands | Install
 
 
 @dataclass(frozen=True)
@@ -75,6 +88,7 @@ class EffectReport:
     removed: tuple[str, ...] = ()  # relative to the tree
     refused: tuple[str, ...] = ()  # each with its reason
     uninstalled: tuple[str, ...] = ()
+    installed: tuple[str, ...] = ()  # requirements pip installed (Install)
     failed: str | None = None  # the command that failed (or whose tool is missing), with why
     failure_warning: str | None = None
 
@@ -135,6 +149,7 @@ def execute(effects: Sequence[Effect], *, source: Path, run: proc.Run) -> Effect
     removed: list[str] = []
     refused: list[str] = []
     uninstalled: list[str] = []
+    installed: list[str] = []
     for effect in effects:
         if isinstance(effect, RemovePaths):
             gone, kept = safe_remove(source, effect.patterns)
@@ -144,6 +159,16 @@ def execute(effects: Sequence[Effect], *, source: Path, run: proc.Run) -> Effect
             result = run([effect.python, "-m", "pip", "uninstall", "-y", *effect.packages], env=dict(effect.env),
                          timeout=effect.timeout_s)
             uninstalled += re.findall(r"Successfully uninstalled (\S+)", result.output)
+        elif isinstance(effect, Install):
+            pip = [effect.python, "-m", "pip", "install", "--disable-pip-version-check", "--progress-bar", "off",
+                   *effect.requirements]
+            result = run(pip, env=dict(effect.env), timeout=effect.timeout_s)
+            if result.missing or not result.ok:
+                last = (result.output.strip().splitlines() or ["no output"])[-1]
+                return EffectReport(tuple(removed), tuple(refused), tuple(uninstalled),
+                                    failed=f"`pip install {' '.join(effect.requirements)}` failed: {last}")
+            installed += [f"{r} (declared in {effect.declared_in})" if effect.declared_in else r
+                          for r in effect.requirements]
         else:
             for argv in effect.commands:
                 result = run(list(argv), env=dict(effect.env), cwd=effect.cwd, timeout=effect.timeout_s)
@@ -155,7 +180,7 @@ def execute(effects: Sequence[Effect], *, source: Path, run: proc.Run) -> Effect
                     return EffectReport(tuple(removed), tuple(refused), tuple(uninstalled),
                                         failed=f"`{' '.join(argv)}` failed in {effect.cwd}: {last}",
                                         failure_warning=effect.on_failure)
-    return EffectReport(tuple(removed), tuple(refused), tuple(uninstalled))
+    return EffectReport(tuple(removed), tuple(refused), tuple(uninstalled), tuple(installed))
 
 
 def settle(result: RemedyResult, report: EffectReport) -> Applied:
@@ -194,3 +219,5 @@ def record(rec: RunRecorder, applied: Applied, source: Path) -> None:
         rec.event("path.removed", remedy=applied.name, path=str(source / path))
     for refusal in applied.refused:  # a clean that would leave the tree (symlink, mount point) says so
         rec.event("path.refused", remedy=applied.name, path=refusal)
+    for requirement in applied.report.installed:  # an install is an effect on the interpreter: recorded
+        rec.event("package.installed", remedy=applied.name, requirement=requirement, python=applied.plan.python)

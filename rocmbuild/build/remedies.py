@@ -29,6 +29,7 @@ from rocmbuild.build.environment import EnvChange, split_path
 from rocmbuild.build.jobsizing import next_jobs
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.build.remedybase import DiagnosisLike, RemedyContext, RemedyResult, cmake_caches
+from rocmbuild.build.requirementremedy import install_build_requirements
 from rocmbuild.build.treeremedies import narrow_archs, sync_submodules
 from rocmbuild.diagnosis.catalogue import REMEDY_NAMES
 from rocmbuild.host import ldcache
@@ -245,5 +246,6 @@ REMEDIES: dict[str, Remedy] = {
     "set_cmake_policy_minimum": set_cmake_policy_minimum,
     "sync_submodules": sync_submodules,  # issue 17's remedies live in treeremedies.py
     "narrow_archs": narrow_archs,
+    "install_build_requirements": install_build_requirements,
 }
 assert tuple(REMEDIES) == REMEDY_NAMES

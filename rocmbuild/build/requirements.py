@@ -109,7 +109,17 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
                     "--report", str(report_file), *source_args, *packages]
             if not install:
                 argv[4:4] = ["--dry-run", "--ignore-installed"]
+            before = _distributions(plan, run) if install else None
             result = run(argv, env={**plan.env, "PIP_NO_INPUT": "1"}, timeout=_INSTALL_TIMEOUT_S)
+            absent = missing_distribution(result.output) if not result.ok else None
+            if absent is not None:
+                raise RequirementError(
+                    f"{shown(requires_from)} has no {absent}, which {', '.join(packages)} (required by "
+                    f"'{plan.recipe.name}') needs",
+                    why=f"pip said: No matching distribution found for {absent}",
+                    todo=f"add {absent} to the wheelhouse (`{plan.python} -m pip download {absent} -d DIR` on a "
+                         "machine with network, for this Python and platform), or point --requires-from at an "
+                         "index that has it")
             if not result.ok:
                 raise RequirementError(
                     f"could not {'install' if install else 'resolve'} {', '.join(packages)} (required by "
@@ -132,9 +142,11 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
                 problem = torch_problem(hip, plan.rocm_version, what)
                 if problem and install:
                     # Leave the interpreter as it was: a wrong torch installed would hide the refusal
-                    # from the next run's requires check.
-                    run([plan.python, "-m", "pip", "uninstall", "-y", "-q", package], env=plan.env)
-                    problem += " (uninstalled again)"
+                    # from the next run's requires check, and what it pulled in would stay half-installed.
+                    pulled = [name for name in versions if before is not None and name not in before]
+                    gone = sorted({package.lower(), *pulled})
+                    run([plan.python, "-m", "pip", "uninstall", "-y", "-q", *gone], env=plan.env)
+                    problem += f" (uninstalled again, with what it pulled in: {', '.join(gone)})"
                 if problem:
                     raise RequirementError(
                         problem, why=f"'{plan.recipe.name}' builds against torch: its HIP code must match the "
@@ -145,6 +157,33 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
                     )
             provided.append(Provided(plan.recipe.name, package, version, shown(requires_from), install, hip))
     return provided
+
+
+_NO_DISTRIBUTION = re.compile(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+# pip's resolver, when several candidates all need what is missing, says it this way instead.
+_NO_DISTRIBUTION_AVAILABLE = re.compile(r"have no matching distributions available for your environment:\s*\n"
+                                        r"\s+([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
+def missing_distribution(output: str) -> str | None:
+    """The requirement pip could not find (``No matching distribution found for filelock``), or None. Pure."""
+    match = _NO_DISTRIBUTION.search(output) or _NO_DISTRIBUTION_AVAILABLE.search(output)
+    return match.group(1) if match else None
+
+
+_LIST = "import importlib.metadata as m, json; print(json.dumps(sorted({d.metadata['Name'].lower() for d in " \
+        "m.distributions() if d.metadata['Name']})))"
+
+
+def _distributions(plan: BuildPlan, run: proc.Run) -> set[str] | None:
+    """Names of the distributions installed for the build's interpreter (lower case), None if unknown."""
+    result = run([plan.python, "-c", _LIST], env=plan.env)
+    try:
+        return set(json.loads(result.output.strip().splitlines()[-1])) if result.ok else None
+    except (ValueError, IndexError):
+        return None
 
 
 def _installed_hip(plan: BuildPlan, run: proc.Run) -> str | None:

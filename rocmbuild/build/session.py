@@ -32,7 +32,7 @@ from rocmbuild.process import runner
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.memguard import looks_killed
 from rocmbuild.process.runner import AttemptOutcome
-from rocmbuild.process.watcher import Progress
+from rocmbuild.process.watcher import Progress, Watcher
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import pause
 
@@ -123,6 +123,8 @@ class BuildSession:
         # Work for once the attempt's process exists, off the way to it (app.py: facts.json's probes).
         self.on_start = on_start
         self.state = _LoopState(plan, list(history))
+        # The running attempt's verdict: (fingerprint, first seen (monotonic), stop after s, reason).
+        self._verdict: tuple[str, float, float | None, str] | None = None
         # `rocmbuild resume` (resume.py): attempts recorded but not in the ladder's history (a killed one)
         self.number_offset = number_offset
 
@@ -266,17 +268,31 @@ class BuildSession:
             self.on_start()
         self.rec.open_events()
 
-    def _stop_check(self, classifier: Classifier) -> str | None:
-        """Why to stop the attempt now (a failure nothing that keeps compiling can change), or None."""
+    def _stop_check(self, classifier: Classifier, watcher: Watcher | None = None) -> str | None:
+        """Why to stop the attempt now, or None: the ladder's verdict on the failure recognised so far
+        (verdict.py).  Asked whenever the log moves and on every tick while it does not."""
+        from rocmbuild.build.verdict import early_verdict
+
         current = classifier.current()
         if current is None or current.category == "unknown":
             return None
-        # Besides every non-retryable failure (docs/design.md: "a non-retryable one always stops it at
-        # once"), the catalogue's decisive categories stop it the moment they are seen.
-        if (self.ctx.policy.fail_fast or not current.retryable
-                or current.category in self.ctx.catalogue.decisive_categories()):
-            return f"fail-fast: {current.category} ({current.text})"
-        return None
+        fingerprint = current.fingerprint()
+        now = time.monotonic()
+        if self._verdict is None or self._verdict[0] != fingerprint:
+            progress = watcher.furthest if watcher is not None else None
+            verdict = early_verdict(
+                current.category, current.text or "", fingerprint, current.retryable, current.remedies,
+                self.state.history, number=len(self.state.history) + 1 + self.number_offset,
+                max_attempts=self.ctx.limits.max_attempts, fail_fast=self.ctx.policy.fail_fast,
+                decisive=current.category in self.ctx.catalogue.decisive_categories(),
+                cache_on=self.ctx.cache is not None, generic_ladder=self.ctx.catalogue.generic_ladder(),
+                progress_done=progress.done if progress else None,
+                progress_percent=progress.percent if progress else None)
+            self._verdict = (fingerprint, now, verdict.stop_after_s, verdict.reason)
+        _, seen, after, reason = self._verdict
+        if after is None or now - seen < after:
+            return None
+        return reason
 
     def _run_attempt(self, number: int, plan: BuildPlan) -> AttemptResult:
         from rocmbuild.build.joblimit import AttemptSlots
@@ -294,6 +310,7 @@ class BuildSession:
             ctx.cache.zero(plan.env)
         classifier = Classifier(ctx.catalogue)
         watcher = Watcher(classifier)
+        self._verdict = None
         memory = attempt_guard(ctx.limits.memory_reserve, self.rec, number)
         slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes one (launcher.py)
         limits = runner.Limits(stall_timeout_s=ctx.limits.stall_timeout_s, deadline=ctx.deadline,
@@ -303,7 +320,7 @@ class BuildSession:
         with Display(stream, mode=ctx.console.verbosity, attempt=number,
                      max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name) as display:
             hooks = AttemptHooks(watcher=watcher, display=display,
-                                 stop_check=lambda: self._stop_check(classifier), interrupted=ctx.interrupted,
+                                 stop_check=lambda: self._stop_check(classifier, watcher), interrupted=ctx.interrupted,
                                  on_start=self._started)
             checkout, steps = attempt_requests(plan, log, limits)
             # The slot dir is per attempt, so not in the plan (nor in repro.sh, where the launcher just runs).

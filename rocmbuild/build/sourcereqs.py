@@ -133,13 +133,22 @@ _MODULE_DISTS = {"yaml": "pyyaml", "cv2": "opencv_python", "pil": "pillow", "skl
                  "google": "protobuf", "dateutil": "python_dateutil", "git": "gitpython"}
 
 
-def declares_module(source: Path, module: str) -> str | None:
-    """The declared requirement that provides ``module`` (``setuptools_scm.version`` -> ``setuptools-scm>=8``),
-    or None when the source does not declare it."""
+def declaring(source: Path, module: str) -> tuple[str, str] | None:
+    """(requirement, file) for the declared build requirement that provides ``module``
+    (``setuptools_scm.version`` -> ``("setuptools-scm>=8.0", "pyproject.toml")``), or None."""
     top = normalize(module.split(".")[0])
     wanted = {top, normalize(_MODULE_DISTS.get(top, top))}
-    for requirement in declared(source).requirements:
-        name = requirement_name(requirement)
-        if name and normalize(name) in wanted:
-            return requirement
+    found: list[tuple[str, list[str]]] = [("pyproject.toml", _pyproject(source))]
+    found += [(name, _lines(source / name)[0]) for name in BUILD_FILES]
+    for file, requirements in found:
+        for requirement in requirements:
+            name = requirement_name(requirement)
+            if name and normalize(name) in wanted:
+                return requirement, file
     return None
+
+
+def declares_module(source: Path, module: str) -> str | None:
+    """The declared requirement that provides ``module``, or None when the source does not declare it."""
+    found = declaring(source, module)
+    return found[0] if found else None

@@ -88,6 +88,7 @@ REMEDY_NAMES = (
     "set_cmake_policy_minimum",
     "sync_submodules",
     "narrow_archs",
+    "install_build_requirements",
 )
 BUNDLED_NAME = "signatures.toml"
 

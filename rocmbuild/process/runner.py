@@ -81,6 +81,9 @@ FOLLOW_CHUNK = 1 << 20  # the log is followed in reads of at most this much...
 FOLLOW_MAX = 1 << 23  # ...and at most this much between two checks of limits and the child
 FOLLOW_S = 0.002  # while output flows, the log is looked at again this soon (the relay wakes us too)
 MAX_RELAY_RESTARTS = 3  # a relay killed from outside is replaced this often in one step
+# Grace per signal when stopping an attempt whose verdict is known (stop_check): INT, TERM, KILL
+# within ~2 s, whatever the tree does with the first two.
+EARLY_STOP_GRACE_S = 0.75
 TICK = 0.1  # longest wait between checks of limits, interrupts and the child
 EOF_POLL_S = 0.005  # first wait for the child's exit once its PTY is closed (then doubled up to TICK)
 TRACK_EVERY = 0.5  # how often the process tree is snapshot
@@ -544,6 +547,9 @@ class _StepRun:
                 reason = self._limit_reached(now, last_output)
                 if reason is not None:
                     break
+                # A verdict that waits for running jobs comes due while the log may be silent.
+                if self.stop_check is not None and (stopped := self.stop_check()) is not None:
+                    break
                 if now >= next_track:
                     next_track = now + TRACK_EVERY
                     tree.snapshot()
@@ -596,6 +602,9 @@ class _StepRun:
         tree = self.tree
         assert tree is not None
         grace = max(self.limits.grace_s, 0.0)
+        if why is not None and why.startswith("stopped early"):
+            # The verdict is known: the build's last words are not needed, only its end.
+            grace = min(grace, EARLY_STOP_GRACE_S)
         if self.limits.monitor is not None:  # a paused job would sit on SIGINT/SIGTERM until SIGKILL
             self.limits.monitor.release()
         if why is not None:

@@ -19,7 +19,7 @@ EventName = Literal[
     "cache.warning",
     # the ladder and its effects
     "plan.changed", "remedy.applied", "remedy.skipped", "remedy.warning", "path.removed", "path.refused",
-    "retry.waiting",
+    "package.installed", "retry.waiting",
     # the memory guard (memguard.py)
     "memory.paused", "memory.resumed", "memory.oom_kill", "memory.oom_checked",
     # after success
