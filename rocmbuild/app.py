@@ -70,11 +70,13 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
     for index, plan in enumerate(plans):
         if options.json:
             data = plan.to_json(ladders, limits, catalogue.generic_ladder())
+            data["signature_ladders"] = {c: {k: list(v) for k, v in sigs.items()}
+                                         for c, sigs in catalogue.signature_ladders().items()}
             data["preflight"] = checks_json(checks.get(index, []))
             data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
             streams.out.write(json.dumps(redact(data)) + "\n")
         else:
-            text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
+            text = render_plan(plan, ladders, limits, catalogue.generic_ladder(), catalogue.signature_ladders())
             if index in checks:
                 from rocmbuild.build.checklist import render_checks
 

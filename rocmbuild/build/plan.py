@@ -129,7 +129,8 @@ class BuildPlan:
 
 
 def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None = None,
-                limits: Mapping[str, str] | None = None, generic: tuple[str, ...] = ()) -> str:
+                limits: Mapping[str, str] | None = None, generic: tuple[str, ...] = (),
+                exceptions: Mapping[str, Mapping[str, tuple[str, ...]]] | None = None) -> str:
     """Human-readable plan, as printed by ``rocmbuild plan``."""
     out: list[str] = [f"Plan for recipe '{plan.recipe.name}' ({plan.recipe.path})"]
     add = out.append
@@ -174,5 +175,7 @@ def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None =
         "unrecognised failures with --escalate-unknown):")
     for category, ladder in (ladders or {}).items():
         add(f"  {category:<26} {' -> '.join(ladder) if ladder else 'stop (not retryable)'}")
+        for signature, own in (exceptions or {}).get(category, {}).items():
+            add(f"  {'':<26}   except {signature}: {' -> '.join(own) if own else 'stop (not retryable)'}")
     add(f"  {'generic':<26} {' -> '.join(generic)}")
     return "\n".join(out)

@@ -38,6 +38,7 @@ from rocmbuild.services import pause
 
 if TYPE_CHECKING:
     from rocmbuild.build import effects
+    from rocmbuild.build.artifacts import ArtifactReport
     from rocmbuild.build.ladder import Decision, FailedAttempt
     from rocmbuild.records.attempts import AttemptRecord
 
@@ -125,6 +126,7 @@ class BuildSession:
         self.state = _LoopState(plan, list(history))
         # The running attempt's verdict: (fingerprint, first seen (monotonic), stop after s, reason).
         self._verdict: tuple[str, float, float | None, str] | None = None
+        self._artifact_warnings: list[str] = []  # the last verification's (a later one replaces them)
         # `rocmbuild resume` (resume.py): attempts recorded but not in the ladder's history (a killed one)
         self.number_offset = number_offset
 
@@ -193,8 +195,9 @@ class BuildSession:
         self.rec.event("failure.diagnosed", attempt=number, **diagnosis.to_json(),
                        fingerprint=diagnosis.fingerprint(),
                        runners_up=[str(r) for r in diagnosis.runners_up][:5])
-        self.say(f"attempt {number} failed: {diagnosis.category}"
-                 + (f" at line {diagnosis.line}: {diagnosis.text}" if diagnosis.text else ""))
+        where = f" at line {diagnosis.line}" if diagnosis.line is not None else ""  # a verification has no line
+        self.say(f"attempt {number} failed: {diagnosis.category}" + (f"{where}: {diagnosis.text}" if diagnosis.text
+                                                                     else ""))
         progress = outcome.progress
         # The ladder's modules are imported at the first failure: a build that succeeds never needs them.
         from rocmbuild.build.ladder import FailedAttempt, compiled_anything
@@ -387,7 +390,17 @@ class BuildSession:
         report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets,
                                   env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
         self.rec.event("artifacts.verified", ok=report.ok, detail=report.describe())
-        self._warn(beyond_request(report))
+        # The code objects are a fact of the result: on the console and in summary.json, not only in events.
+        self.rec.extra["code_objects"] = code_objects_json(report)
+        self.say(f"code objects: {report.describe()}")
+        # What an earlier attempt's artifacts carried (stale gfx objects a clean then removed) is no longer
+        # true: only the latest verification's warnings stay.
+        current = beyond_request(report)
+        stale = [w for w in self._artifact_warnings if w not in current]
+        if stale:
+            self.rec.extra["warnings"] = [w for w in self.rec.extra.get("warnings", []) if w not in stale]
+        self._artifact_warnings = current
+        self._warn(current)
         with log.open("ab") as handle:
             handle.write(f"==> rocmbuild verify artifacts: {report.describe()}\n".encode())
         problem = report.problem_line()
@@ -443,6 +456,14 @@ class BuildSession:
             step=outcome.step.name if outcome.step else None,
             ran=RunFacts(outcome.signal, outcome.stopped_early, _progress_json(outcome.progress), outcome.lines_seen),
             cache=result.cache, memory=result.memory, provenance=result.provenance, jobs=result.jobs)
+
+
+def code_objects_json(report: ArtifactReport) -> dict[str, object]:
+    """summary.json's ``code_objects``: what the last verification found, per artifact."""
+    return {"ok": report.ok, "requested": list(report.archs), "detail": report.describe(),
+            "artifacts": [{"file": c.name, "archs": list(c.archs), "missing": list(c.missing),
+                           "readable": c.listing.readable} for c in report.artifacts],
+            "unmatched": list(report.unmatched)}
 
 
 def with_memory(diagnosis: Diagnosis | None, memory: Mapping[str, object]) -> Diagnosis | None:

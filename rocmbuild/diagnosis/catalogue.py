@@ -337,6 +337,18 @@ class Catalogue:
         """Each category's remedy ladder (the ladder policy's input)."""
         return {name: info.remedies for name, info in self.categories.items()}
 
+    def signature_ladders(self) -> dict[str, dict[str, tuple[str, ...]]]:
+        """Per category, the signatures whose own ladder differs from the category's (a stop category
+        whose one failure a remedy cures: CMake 4's policy minimum), so a ladder table never says
+        "stop" for a failure that is in fact cured."""
+        found: dict[str, dict[str, tuple[str, ...]]] = {}
+        for sig in self.signatures:
+            ladder = self.remedies(sig) if self.retryable(sig) else ()
+            category = self.category(sig.category)
+            if ladder != (category.remedies if category.retryable else ()):
+                found.setdefault(sig.category, {})[sig.id] = ladder
+        return found
+
     # The stop policy, stated once in the catalogue (signatures.toml), read by the session and the plan:
 
     def decisive_categories(self) -> frozenset[str]:

@@ -158,7 +158,10 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
     # A run stopped by a signal or by the clock did not fail on a line: no decisive line, no advice.
     stopped_from_outside = last is not None and last.get("ended") in ("interrupted", "budget")
     if outcome not in ("succeeded", "running", None) and diagnosis and not stopped_from_outside:
-        console.print(f"decisive line ({last.get('log') if last else ''}:{diagnosis.get('line')}):")
+        line = diagnosis.get("line")
+        # A failed verification of the artifacts is not a line of the log: say what it is instead.
+        where = f"{last.get('log') if last else ''}:{line}" if line is not None else "artifact verification"
+        console.print(f"decisive line ({where}):" if line is not None else f"found by {where}:")
         console.print(f"  {diagnosis.get('text')}")
         context = _context_for(events, last.get("number") if last else None)
         if context:
@@ -167,6 +170,9 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
                 console.print(f"  | {line}")
         todo = _event_for(events, last.get("number") if last else None).get("todo")
         console.print(f"what to do: {todo or next_steps(diagnosis)}")
+    code_objects = summary.get("code_objects")
+    if isinstance(code_objects, dict) and code_objects.get("detail"):
+        console.print(f"code objects: {code_objects['detail']}")
     reason = next((e.get("reason") for e in reversed(events) if e.get("event") == "run.finished"), None)
     if reason and outcome != "succeeded":
         console.print(f"why rocmbuild stopped: {reason}")
