@@ -51,6 +51,10 @@ def installed(python: Path) -> set[str]:
 
 
 def test_missing_distribution_is_read_from_pip() -> None:
+    assert missing_distribution("ERROR: Cannot install torch==2.13.0+cpu and torch==2.8.0+rocm5.2 because these "
+                                "package versions have conflicting dependencies.\n\nThe conflict is caused by:\n"
+                                "    torch 2.13.0+cpu depends on filelock\n    torch 2.8.0+rocm5.2 depends on "
+                                "filelock\n\nTo fix this you could try to:\n") == "filelock"
     assert missing_distribution("Additionally, some packages in these conflicts have no matching distributions "
                                 "available for your environment:\n    filelock\n") == "filelock"
     assert missing_distribution("ERROR: Could not find a version that satisfies the requirement filelock "

@@ -116,7 +116,7 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
                 raise RequirementError(
                     f"{shown(requires_from)} has no {absent}, which {', '.join(packages)} (required by "
                     f"'{plan.recipe.name}') needs",
-                    why=f"pip said: No matching distribution found for {absent}",
+                    why=f"pip found no distribution of {absent} there (a dependency of {packages[0]})",
                     todo=f"add {absent} to the wheelhouse (`{plan.python} -m pip download {absent} -d DIR` on a "
                          "machine with network, for this Python and platform), or point --requires-from at an "
                          "index that has it")
@@ -167,10 +167,23 @@ _NO_DISTRIBUTION_AVAILABLE = re.compile(r"have no matching distributions availab
                                         r"\s+([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
+# ...or only as the one dependency every candidate has in common ("The conflict is caused by:
+#     torch 2.13.0+cpu depends on filelock / torch 2.8.0+rocm6.3 depends on filelock").
+_CONFLICT = re.compile(r"The conflict is caused by:\s*\n((?:[ \t]+\S.*\n?)+)")
+_DEPENDS_ON = re.compile(r"depends on ([A-Za-z0-9][A-Za-z0-9._-]*)")
+
+
 def missing_distribution(output: str) -> str | None:
     """The requirement pip could not find (``No matching distribution found for filelock``), or None. Pure."""
     match = _NO_DISTRIBUTION.search(output) or _NO_DISTRIBUTION_AVAILABLE.search(output)
-    return match.group(1) if match else None
+    if match:
+        return match.group(1)
+    conflict = _CONFLICT.search(output)
+    if conflict:
+        names = {m.lower() for m in _DEPENDS_ON.findall(conflict.group(1))}
+        if len(names) == 1:
+            return names.pop()
+    return None
 
 
 _LIST = "import importlib.metadata as m, json; print(json.dumps(sorted({d.metadata['Name'].lower() for d in " \
