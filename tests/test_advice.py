@@ -147,7 +147,7 @@ def test_cmake_3_25_hip_failure_is_named_not_rocm_root_not_found() -> None:
 # --- 3. --wheel-dir: what the wheel step needs, and a todo as precise as the stop reason ---------------
 
 def fresh_python(tmp_path: Path, setuptools: str | None, wheel: bool) -> Path:
-    """A Python whose setuptools/wheel are what we say (real interpreter, a sitecustomize-free site dir)."""
+    """A real interpreter (-S: no site-packages) that sees only the setuptools/wheel stand-ins we write."""
     site = tmp_path / "site"
     site.mkdir(parents=True)
     if setuptools is not None:

@@ -270,7 +270,9 @@ def test_module_not_found_warning_and_extension_modules() -> None:
     assert run("UserWarning: Failed to initialize NumPy: No module named 'numpy'").category == "unknown"
     assert run("ModuleNotFoundError: No module named 'vllm._C'").category == "unknown"
     got = run("ModuleNotFoundError: No module named 'setuptools_scm'")
-    assert (got.category, got.retryable, got.remedies) == ("missing_python_dependency", False, ())
+    # Retried only through installing what the source declares (install_build_requirements).
+    assert (got.category, got.retryable, got.remedies) == ("missing_python_dependency", True,
+                                                           ("install_build_requirements",))
 
 
 def test_pip_retry_warnings_are_not_network_failures() -> None:

@@ -68,9 +68,11 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: proc.Run = proc.captur
             from rocmbuild.build.torchadvice import torch_install
 
             # The torch the source pins, for this host's ROCm (or ROCm first), not a generic index.
-            torch = replace(torch, todo=f"{torch.todo}; {torch_install(plan.python, plan.source, plan.rocm_version)}"
-                            if "uninstall" in torch.todo else torch_install(plan.python, plan.source,
-                                                                           plan.rocm_version))
+            install = torch_install(plan.python, plan.source, plan.rocm_version)
+            if "uninstall" in torch.todo:  # a CPU/CUDA torch: it goes first
+                python = plan.python or "python3"
+                install = f"uninstall this torch (`{python} -m pip uninstall -y torch`); then {install}"
+            torch = replace(torch, todo=install)
         checks.append(torch)
         checks += _torch_integrity(plan, run)
     if plan.recipe.preflight.python_modules:

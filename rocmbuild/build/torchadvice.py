@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from rocmbuild.build.preflight import Check
 
 TORCH_INDEX = "https://download.pytorch.org/whl/rocm{}"
-ROCM_FROM = "AMD's ROCm repository (repo.radeon.com; rocm.docs.amd.com, \"Quick start installation guide\")"
+ROCM_FROM = "AMD's ROCm repository at repo.radeon.com, per rocm.docs.amd.com's quick start installation guide"
 
 
 def _major_minor(version: str | None) -> tuple[int, ...]:
@@ -51,11 +51,11 @@ def torch_install(python: str, source: Path | None, host_rocm: str | None) -> st
         command = f"`{py} -m pip install {shlex.quote(spec)}" + (f" --index-url {index}`" if index else "`")
         blocker = rocm_blocker(host_rocm, pin)
         if blocker:
-            return (f"{blocker}: install ROCm {pin.rocm} first (from {ROCM_FROM}, and pass --rocm-path), "
+            return (f"{blocker}: install ROCm {pin.rocm} first, from {ROCM_FROM}, and pass --rocm-path; "
                     f"then {command} (the source's pin)")
         return f"install the torch the source pins ({pin.file}): {command}"
     if not host_rocm:
-        return (f"install ROCm first (from {ROCM_FROM}), then a ROCm torch for that release "
+        return (f"install ROCm first, from {ROCM_FROM}; then a ROCm torch for that release "
                 f"(`{py} -m pip install torch --index-url {TORCH_INDEX.format('X.Y')}`)")
     release = ".".join(map(str, _major_minor(host_rocm)))
     return (f"install a ROCm torch for this host's ROCm {release}: `{py} -m pip install torch --index-url "

@@ -65,7 +65,8 @@ def preflight_todo(failed: Sequence[Check], torch_command: str | None = None) ->
                 libraries = []
             continue
         if check.name == "torch (ROCm)" and torch_command:
-            todos.append(f"{check.todo}: `{torch_command}`" if check.todo else f"`{torch_command}`")
+            todos.append(f"{check.todo} (or build torch in the same run: `{torch_command}`)" if check.todo
+                         else f"`{torch_command}`")
         elif check.todo:
             todos.append(check.todo)
     return "; then ".join(dict.fromkeys(todos))

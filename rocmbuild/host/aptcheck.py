@@ -15,8 +15,8 @@ from collections.abc import Iterable
 from rocmbuild.process import command as proc
 
 _ANSWERS: dict[str, bool] = {}
-ROCM_SOURCE = ("AMD's ROCm package repository (repo.radeon.com; rocm.docs.amd.com, \"Quick start "
-               "installation guide\", for this distribution)")
+ROCM_SOURCE = ("AMD's ROCm package repository at repo.radeon.com, added per rocm.docs.amd.com's quick start "
+               "installation guide for this distribution")
 
 
 def parse_policy(output: str) -> dict[str, bool]:
