@@ -319,7 +319,10 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
         signature_stats,
     )
 
-    summaries = [s for s in load_summaries(run_dirs()) if recipe is None or s.get("recipe") == recipe]
+    skipped: list[Any] = []
+    summaries = [s for s in load_summaries(run_dirs(), skipped) if recipe is None or s.get("recipe") == recipe]
+    for record in skipped:  # one line each, on stderr: --json's stdout stays one object a line
+        click.echo(f"rocmbuild: skipped {record.path}: {record.why}", err=True)
     if stats:
         values: list[Any] = signature_stats(summaries)
         text = render_stats(values)

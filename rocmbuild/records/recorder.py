@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from rocmbuild import paths
+from rocmbuild.records.recordfile import CorruptRecord, read_events, read_summary
 from rocmbuild.errors import UsageError
 from rocmbuild.records.eventlog import HELD_TIME, iso_now, json_logger
 from rocmbuild.records.events import EventName
@@ -241,24 +242,11 @@ def write_private(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
 
 
 def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """summary.json and the events of a past run."""
+    """summary.json and the events of a past run; a damaged summary is a usage error naming it and why."""
     try:
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read {run_dir / 'summary.json'}", why=str(exc),
-                             todo="the run may have been killed while writing; see events.jsonl") from None
-    attempts = summary.get("attempts") if isinstance(summary, dict) else None
-    if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
-        raise UsageError(f"{run_dir / 'summary.json'} is not a rocmbuild summary",
-                         why="it has no list of attempts", todo="pass a run directory rocmbuild wrote")
-    events: list[dict[str, Any]] = []
-    events_path = run_dir / "events.jsonl"
-    if events_path.is_file():
-        for line in events_path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a kill
-            if isinstance(event, dict):
-                events.append(event)
-    return summary, events
+        summary = read_summary(run_dir)
+    except CorruptRecord as exc:
+        raise UsageError(f"cannot use {exc.path}", why=exc.why,
+                         todo="the run may have been killed while writing, or the file was edited; "
+                              "pass another run dir (see `rocmbuild history`)") from None
+    return summary, read_events(run_dir / "events.jsonl")

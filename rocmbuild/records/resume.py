@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from rocmbuild.build.environment import EnvChange
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import LockHeldError, UsageError
+from rocmbuild.records.recordfile import CorruptRecord, read_json_object
 from rocmbuild.host.arch import Targets
 from rocmbuild.options import BuildOptions
 
@@ -156,10 +157,10 @@ def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[
                             why="two rocmbuilds in one run dir would mix their records",
                             todo=f"wait for it (rocmbuild report {run_dir}), or stop PID {live.pid} first")
     try:
-        data = json.loads((run_dir / RESUME_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"the run in {run_dir} cannot be resumed: no readable {RESUME_FILE}",
-                         why=f"it was started by an older rocmbuild or stopped before its first attempt ({exc})",
+        data = read_json_object(run_dir / RESUME_FILE)
+    except CorruptRecord as exc:
+        raise UsageError(f"the run in {run_dir} cannot be resumed: {RESUME_FILE} is {exc.why}",
+                         why="it was started by an older rocmbuild, stopped before its first attempt, or edited",
                          todo="start a new run with the same command") from None
     if not isinstance(data, dict) or not data.get("recipe"):
         raise UsageError(f"{run_dir / RESUME_FILE} is not a resume state", todo="start a new run")
