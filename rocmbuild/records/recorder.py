@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from rocmbuild import paths
-from rocmbuild.records.recordfile import CorruptRecord, read_events, read_summary
 from rocmbuild.errors import UsageError
 from rocmbuild.records.eventlog import HELD_TIME, iso_now, json_logger
 from rocmbuild.records.events import EventName
+from rocmbuild.records.recordfile import CorruptRecord, read_events, read_summary
 from rocmbuild.records.redact import redact, redact_value, secret_name
 from rocmbuild.records.runindex import remember_run_dir
 

@@ -149,7 +149,7 @@ _DIAGNOSIS_FIELDS: dict[str, tuple[type, ...]] = {
 def _wrong_field(data: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]], where: str) -> str | None:
     for name, types in fields.items():
         value = data.get(name)
-        if name in data and (not isinstance(value, types) or isinstance(value, bool) and bool not in types):
+        if name in data and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
             return f"{where}{name} is a {type(value).__name__}"
     return None
 

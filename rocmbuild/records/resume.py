@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 from rocmbuild.build.environment import EnvChange
 from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import LockHeldError, UsageError
-from rocmbuild.records.recordfile import CorruptRecord, read_json_object
 from rocmbuild.host.arch import Targets
 from rocmbuild.options import BuildOptions
+from rocmbuild.records.recordfile import CorruptRecord, read_json_object
 
 if TYPE_CHECKING:  # imported where used: a build saves resume.json on the way to its first attempt
     from rocmbuild.build.ladder import FailedAttempt
