@@ -187,4 +187,4 @@ def read_summary(run_dir: Path) -> dict[str, Any]:
     problem = summary_problem(data)
     if problem:
         raise CorruptRecord(path, f"not a rocmbuild summary: {problem}")
-    return data  # type: ignore[no-any-return]
+    return data
