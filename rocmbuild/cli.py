@@ -351,6 +351,8 @@ def signatures() -> None:
 @click.argument("file", required=False)
 def signatures_check(file: str | None) -> None:
     """Verify a signature file's examples and near-misses (default: the bundled and user catalogue)."""
+    from rocmbuild.diagnosis.catalogue import user_signature_files
+    from rocmbuild.diagnosis.patterns import MAX_TIMEOUTS, SEARCH_TIMEOUT
     from rocmbuild.diagnosis.signature_check import check_catalogue
 
     if file and not Path(file).is_file():
@@ -359,6 +361,11 @@ def signatures_check(file: str | None) -> None:
     for failure in failures:
         click.echo(f"FAIL {failure}")
     click.echo(f"{checked} signatures checked, {len(failures)} failures")
+    if file or user_signature_files():
+        # The static refusal knows the classic forms, not every slow pattern: say what else protects a build.
+        click.echo(f"user patterns: nested or overlapping repetition is refused at load; any other slow pattern "
+                   f"gives up after {SEARCH_TIMEOUT * 1000:.0f} ms a line and is switched off after "
+                   f"{MAX_TIMEOUTS} time-outs")
     raise SystemExit(1 if failures else 0)
 
 
