@@ -30,6 +30,7 @@ from rocmbuild.options import (
     parse_seconds,
 )
 from rocmbuild.process.console import guard_console
+from rocmbuild.records.redact import redact, redact_text, secret_values
 
 COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures", "history", "resume")
 
@@ -140,10 +141,26 @@ def _memory_reserve(text: str | None) -> int | None:
     return parse_size(text, "--memory-reserve") if text is not None and text.strip() else None
 
 
+class _RedactedText:
+    """rocmbuild's own text on stderr with secrets blanked (a ``?token=`` in --requires-from, the value of
+    MY_API_TOKEN in an error message); everything else, the binary buffer the build's output is relayed
+    through included, is the wrapped stream's."""
+
+    def __init__(self, stream: Any, secrets: tuple[str, ...]) -> None:
+        self._stream = stream
+        self._secrets = secrets
+
+    def write(self, text: str) -> int:
+        return int(self._stream.write(redact_text(text, self._secrets)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _streams() -> Any:
     from rocmbuild.services import Streams
 
-    return Streams(out=sys.stdout, err=sys.stderr)
+    return Streams(out=sys.stdout, err=_RedactedText(sys.stderr, secret_values(os.environ)))
 
 
 @click.group(cls=DefaultToBuild, context_settings={"help_option_names": ["-h", "--help"]})
@@ -376,9 +393,13 @@ def _crash_log(exc: BaseException) -> Path:
 
     directory = paths.state_dir("crashes")
     directory.mkdir(parents=True, exist_ok=True)
+    from rocmbuild.records.recorder import write_private
+
+    directory.chmod(0o700)  # crash logs hold argv and paths: the owner's alone, like run dirs
     path = directory / f"crash-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    path.write_text(f"rocmbuild {__version__}\nargv: {sys.argv}\n\n" + "".join(
-        traceback.format_exception(type(exc), exc, exc.__traceback__)), encoding="utf-8")
+    text = f"rocmbuild {__version__}\nargv: {sys.argv}\n\n" + "".join(
+        traceback.format_exception(type(exc), exc, exc.__traceback__))
+    write_private(path, redact_text(text, secret_values(os.environ)))
     return path
 
 
@@ -393,7 +414,7 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as exc:
         sys.exit(exc.code)
     except RocmbuildError as exc:
-        click.echo(exc.render(), err=True)
+        click.echo(redact_text(exc.render(), secret_values(os.environ)), err=True)
         _json_error(argv, exc.exit_code, exc.what, exc.why, exc.todo)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
@@ -412,7 +433,8 @@ def main(argv: list[str] | None = None) -> None:
             where = str(_crash_log(exc))
         except OSError:
             where = "(could not write a crash log)"
-        click.echo(f"rocmbuild: internal error: {type(exc).__name__}: {exc}\n"
+        click.echo(f"rocmbuild: internal error: {type(exc).__name__}: "
+                   f"{redact_text(str(exc), secret_values(os.environ))}\n"
                    f"  this is a bug in rocmbuild; the crash log is {where}\n"
                    f"  please report it with that file", err=True)
         sys.exit(ExitCode.INTERNAL)
@@ -427,7 +449,8 @@ def _json_error(argv: list[str] | None, exit_code: int, what: str, why: str, tod
     args = sys.argv[1:] if argv is None else argv
     wanted = "--json" in args or os.environ.get("ROCMBUILD_JSON", "").strip().lower() in ("1", "true", "yes", "on")
     if wanted:
-        click.echo(json.dumps({"exit_code": int(exit_code), "error": what, "why": why, "todo": todo}))
+        error = {"exit_code": int(exit_code), "error": what, "why": why, "todo": todo}
+        click.echo(json.dumps(redact(error, secret_values(os.environ))))
 
 
 def _terminate(signum: int, frame: object) -> None:
