@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 import click
 
@@ -160,7 +160,7 @@ class _RedactedText:
 def _streams() -> Any:
     from rocmbuild.services import Streams
 
-    return Streams(out=sys.stdout, err=_RedactedText(sys.stderr, secret_values(os.environ)))
+    return Streams(out=sys.stdout, err=cast(TextIO, _RedactedText(sys.stderr, secret_values(os.environ))))
 
 
 @click.group(cls=DefaultToBuild, context_settings={"help_option_names": ["-h", "--help"]})
