@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from rocmbuild.build.probecache import ProbeCache
 from rocmbuild.host import arch as archmod
+from rocmbuild.host.probecache import ProbeCache
 from rocmbuild.process import command as proc
 
 if TYPE_CHECKING:

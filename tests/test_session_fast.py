@@ -13,10 +13,10 @@ from typing import Any
 
 from planfactory import make_plan
 
-from rocmbuild.build.context import RunContext
-from rocmbuild.build.session import BuildSession, attempt_requests, plan_after_attempt
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.errors import Outcome
+from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.session import BuildSession, attempt_requests, plan_after_attempt
 from rocmbuild.options import BuildOptions
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.command import CommandResult

@@ -37,7 +37,7 @@ main()
 NOT_BEFORE_THE_FIRST_ATTEMPT = (
     "_hashlib",  # OpenSSL (~5 ms): digest.py hashes the keys and small trees
     "psutil", "structlog",  # imported once the step's process exists (proctree.Tree, recorder.open_events)
-    "rocmbuild.build.ladder", "rocmbuild.build.remedies", "rocmbuild.build.preflight",  # at a failure / preflight
+    "rocmbuild.loop.ladder", "rocmbuild.loop.remedies", "rocmbuild.checks.preflight",  # at a failure / preflight
     "rocmbuild.records.history", "rocmbuild.records.attempts",  # `history`; an attempt's record, once it ended
 )
 

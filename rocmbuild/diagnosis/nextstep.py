@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rocmbuild.host.libraries import install_line
 
 if TYPE_CHECKING:  # preflight's module costs ~25 ms to import; a build with --skip-preflight never needs it
-    from rocmbuild.build.preflight import Check
+    from rocmbuild.checks.preflight import Check
 
 FAIL = "fail"  # preflight.FAIL
 

@@ -19,14 +19,14 @@ from dataclasses import asdict, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocmbuild.build.environment import EnvChange
-from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import LockHeldError, UsageError
 from rocmbuild.host.arch import Targets
 from rocmbuild.options import BuildOptions
+from rocmbuild.planning.environment import EnvChange
+from rocmbuild.planning.plan import BuildPlan
 
 if TYPE_CHECKING:  # imported where used: a build saves resume.json on the way to its first attempt
-    from rocmbuild.build.ladder import FailedAttempt
+    from rocmbuild.loop.ladder import FailedAttempt
     from rocmbuild.records.attempts import AttemptRecord
 
 RESUME_FILE = "resume.json"
@@ -61,7 +61,7 @@ def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOp
 
 def ladder_history(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> list[FailedAttempt]:
     """The ladder's view of the finished attempts (pure): category, fingerprint, ladder, remedies applied."""
-    from rocmbuild.build.ladder import FailedAttempt
+    from rocmbuild.loop.ladder import FailedAttempt
 
     diagnosed = {e.get("attempt"): e for e in events if e.get("event") == "failure.diagnosed"}
     history: list[FailedAttempt] = []

@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rocmbuild import paths
-from rocmbuild.build import launcher
 from rocmbuild.digest import sha256_hex
+from rocmbuild.toolchain import launcher
 
 LAUNCHER_SCRIPT = Path(launcher.__file__)
 LAUNCHER_LANGS = ("C", "CXX", "HIP")
@@ -26,7 +26,7 @@ LAUNCHER_LANGS = ("C", "CXX", "HIP")
 def shim_text(python: str, cache_tool: Path | None) -> str:
     """The shim: ``exec python -I -S launcher.py [ccache] "$@"`` (-I -S: no site, ~10 ms a start)."""
     words = [python, "-I", "-S", str(LAUNCHER_SCRIPT), *([str(cache_tool)] if cache_tool else [])]
-    return ("#!/bin/sh\n# Written by rocmbuild (rocmbuild/build/joblimit.py): the global job limit for every compile.\n"
+    return ("#!/bin/sh\n# Written by rocmbuild (toolchain/joblimit.py): the global job limit for every compile.\n"
             f"exec {' '.join(shlex.quote(w) for w in words)} \"$@\"\n")
 
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import UsageError
+from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import command as proc
 
 ROCM_TORCH_INDEX = "https://download.pytorch.org/whl/rocm6.4"
@@ -86,7 +86,7 @@ def torch_problem(hip: str | None, host_rocm: str | None, what: str) -> str | No
 
 
 def _packages(required: str) -> tuple[str, ...]:
-    from rocmbuild.build.recipe import find_recipe
+    from rocmbuild.planning.recipe import find_recipe
 
     return find_recipe(required).packages or (required,)
 

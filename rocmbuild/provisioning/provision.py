@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rocmbuild.build import fingerprint
-from rocmbuild.build.plan import BuildPlan
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
+from rocmbuild.planning.plan import BuildPlan
+from rocmbuild.provisioning import fingerprint
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Streams
 
@@ -119,7 +119,7 @@ def verify_wheel(wheel: Path, plan: BuildPlan) -> tuple[bool, str]:
         return True, "the recipe names no artifacts to verify"
     import zipfile  # only for --wheel-dir, after a success
 
-    from rocmbuild.build.artifacts import verify_artifacts
+    from rocmbuild.verification.artifacts import verify_artifacts
 
     with tempfile.TemporaryDirectory(prefix="rocmbuild-wheel-") as tmp:
         try:

@@ -24,15 +24,15 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from rocmbuild.build.effects import RemovePaths, Uninstall
-from rocmbuild.build.environment import EnvChange, split_path
-from rocmbuild.build.jobsizing import next_jobs
-from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.remedybase import DiagnosisLike, RemedyContext, RemedyResult, cmake_caches
-from rocmbuild.build.treeremedies import narrow_archs, sync_submodules
 from rocmbuild.diagnosis.catalogue import REMEDY_NAMES
 from rocmbuild.host import ldcache
 from rocmbuild.host.libraries import library_base, library_package_hint
+from rocmbuild.loop.effects import RemovePaths, Uninstall
+from rocmbuild.loop.jobsizing import next_jobs
+from rocmbuild.loop.remedybase import DiagnosisLike, RemedyContext, RemedyResult, cmake_caches
+from rocmbuild.loop.treeremedies import narrow_archs, sync_submodules
+from rocmbuild.planning.environment import EnvChange, split_path
+from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import command as proc
 
 # --- library search ---------------------------------------------------------

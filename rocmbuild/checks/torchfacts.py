@@ -16,7 +16,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from rocmbuild.build.preflight import FAIL, OK, WARN, Check, _last_json
+from rocmbuild.checks.preflight import FAIL, OK, WARN, Check, _last_json
 from rocmbuild.host.arch import Targets, processor_of
 from rocmbuild.process import command as proc
 

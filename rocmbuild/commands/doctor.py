@@ -18,13 +18,13 @@ from typing import Any, TextIO
 from rich.console import Console
 from rich.table import Table
 
-from rocmbuild.build import preflight
-from rocmbuild.build.checklist import find_hipcc, toolchain_checks
-from rocmbuild.build.environment import choose_jobs
+from rocmbuild.checks import preflight
+from rocmbuild.checks.checklist import find_hipcc, toolchain_checks
 from rocmbuild.errors import UsageError
 from rocmbuild.host import arch as archmod
 from rocmbuild.host import facts as hostmod
 from rocmbuild.host import hipcompiler, ldcache
+from rocmbuild.planning.environment import choose_jobs
 from rocmbuild.process import command as proc
 
 DEFAULT_GB_PER_JOB = 4.0
@@ -140,7 +140,7 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
 
 
 def _cache_info(env: Mapping[str, str], run: proc.Run) -> dict[str, Any]:
-    from rocmbuild.build import cache
+    from rocmbuild.toolchain import cache
 
     tool = cache.detect_cache(env, run)
     config = cache.make_config(tool, env) if tool is not None else None
@@ -202,8 +202,8 @@ def run_doctor(*, arch: str | None, rocm_path: str | None, as_json: bool, enviro
                out: TextIO, run: proc.Run = proc.capture, hip_compiler: str | None = None,
                wheel_dir: str | None = None, requires_from: str | None = None,
                cache_remote: str | None = None) -> int:
-    from rocmbuild.build.cache import REMOTE_ENV
-    from rocmbuild.host import fleet
+    from rocmbuild.commands import fleet
+    from rocmbuild.toolchain.cache import REMOTE_ENV
 
     environ = dict(environ or os.environ)
     if cache_remote:  # --cache-remote: what a build with it would use (cache.doctor_info reports it)

@@ -20,7 +20,7 @@ from rocmbuild.options import BuildOptions
 from rocmbuild.services import Services, Streams
 
 if TYPE_CHECKING:
-    from rocmbuild.build.cache import CompilerCache
+    from rocmbuild.toolchain.cache import CompilerCache
 
 
 @dataclass(frozen=True)

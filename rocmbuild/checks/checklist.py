@@ -15,12 +15,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from rocmbuild.build import preflight
-from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.recipe import Recipe
+from rocmbuild.checks import preflight
 from rocmbuild.host.arch import Targets
 from rocmbuild.host.hipcompiler import HipCompiler
 from rocmbuild.host.rocm import Rocm
+from rocmbuild.planning.plan import BuildPlan
+from rocmbuild.planning.recipe import Recipe
 from rocmbuild.process import command as proc
 
 
@@ -77,7 +77,7 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: proc.Run = proc.captur
 
 def _torch_integrity(plan: BuildPlan, run: proc.Run) -> list[preflight.Check]:
     """torchfacts' checks (issue 17): HIP version, arch list, companions, setuptools, build isolation."""
-    from rocmbuild.build import torchfacts
+    from rocmbuild.checks import torchfacts
 
     steps = plan.recipe.steps
     return torchfacts.integrity_checks(plan.python or "python3", plan.env, rocm_version=plan.rocm_version,

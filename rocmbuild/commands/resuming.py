@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rocmbuild import app
-from rocmbuild.build.context import RunContext
-from rocmbuild.build.planning import plan_all
-from rocmbuild.build.session import BuildSession
+from rocmbuild.commands import app
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.errors import ExitCode, Outcome, UsageError
+from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.session import BuildSession
+from rocmbuild.planning.planning import plan_all
 from rocmbuild.process import runner
 from rocmbuild.records.recorder import RunRecorder, load_run
 from rocmbuild.records.resume import (

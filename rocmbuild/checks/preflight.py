@@ -21,7 +21,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocmbuild.build.probecache import ProbeCache  # its own module: Services holds one without this one
 from rocmbuild.host import ldcache
 from rocmbuild.host.arch import Targets
 from rocmbuild.host.hipcompiler import (
@@ -32,6 +31,7 @@ from rocmbuild.host.hipcompiler import (
     newer_clangs,
 )
 from rocmbuild.host.libraries import library_package_hint
+from rocmbuild.host.probecache import ProbeCache  # its own module: Services holds one without this one
 from rocmbuild.host.rocm import Rocm
 from rocmbuild.process import command as proc
 

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from rocmbuild.build.artifacts import CodeObjectListing, list_code_objects
 from rocmbuild.errors import UsageError
+from rocmbuild.verification.artifacts import CodeObjectListing, list_code_objects
 
 ELF_MAGIC = b"\x7fELF"
 

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
-from rocmbuild.build.effects import Effect
-from rocmbuild.build.plan import BuildPlan
 from rocmbuild.host.arch import Detection, detect_local_archs
+from rocmbuild.loop.effects import Effect
+from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import command as proc
 from rocmbuild.process.command import capture
 

@@ -18,7 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.build.environment import (
+from rocmbuild.errors import SourceError, UsageError
+from rocmbuild.host import arch as archmod
+from rocmbuild.host import facts as hostmod
+from rocmbuild.host import hipcompiler
+from rocmbuild.options import BuildOptions
+from rocmbuild.planning.environment import (
     JOBS_REASON,
     EnvChange,
     apply_changes,
@@ -26,13 +31,8 @@ from rocmbuild.build.environment import (
     choose_jobs,
     split_path,
 )
-from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.recipe import Recipe, find_recipe
-from rocmbuild.errors import SourceError, UsageError
-from rocmbuild.host import arch as archmod
-from rocmbuild.host import facts as hostmod
-from rocmbuild.host import hipcompiler
-from rocmbuild.options import BuildOptions
+from rocmbuild.planning.plan import BuildPlan
+from rocmbuild.planning.recipe import Recipe, find_recipe
 from rocmbuild.services import Services
 
 

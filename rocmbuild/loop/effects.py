@@ -31,8 +31,8 @@ from rocmbuild.process import command as proc
 from rocmbuild.process.safedelete import remove_paths
 
 if TYPE_CHECKING:
-    from rocmbuild.build.plan import BuildPlan
-    from rocmbuild.build.remedybase import RemedyResult
+    from rocmbuild.loop.remedybase import RemedyResult
+    from rocmbuild.planning.plan import BuildPlan
     from rocmbuild.records.recorder import RunRecorder
 
 

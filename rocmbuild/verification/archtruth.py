@@ -15,9 +15,9 @@ from pathlib import Path
 
 import regex
 
-from rocmbuild.build.artifacts import ArtifactReport
 from rocmbuild.host.arch import processors_in
 from rocmbuild.process.logscan import scan_lines, scan_log
+from rocmbuild.verification.artifacts import ArtifactReport
 
 # A configure line that disables something because it is not supported (either order, one line).
 # Kept to one line of configure output: "-- " CMake status lines and plain "Warning:" lines.

@@ -22,17 +22,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocmbuild import __version__, paths
-from rocmbuild.build.context import RunContext
-from rocmbuild.build.plan import BuildPlan, render_plan
-from rocmbuild.build.planning import at_its_turn, check_requires, plan_all
-from rocmbuild.build.session import BuildSession
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
 from rocmbuild.digest import sha256_hex
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
+from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.session import BuildSession
 from rocmbuild.options import BuildOptions, run_limits
+from rocmbuild.planning.plan import BuildPlan, render_plan
+from rocmbuild.planning.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.process import containment, runner
 from rocmbuild.process.statelock import Held, StateLock
 from rocmbuild.process.treelock import TreeLock
@@ -76,7 +76,7 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
         else:
             text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
             if index in checks:
-                from rocmbuild.build.checklist import render_checks
+                from rocmbuild.checks.checklist import render_checks
 
                 text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
             streams.out.write(text + "\n\n")
@@ -100,7 +100,7 @@ def _requires_from(missing: Sequence[Any], plans: Sequence[BuildPlan], options: 
     """--requires-from: install (or, for a plan, resolve) what ``requires`` misses (requirements.py)."""
     if not missing or not options.requires_from:
         return []
-    from rocmbuild.build import requirements
+    from rocmbuild.provisioning import requirements
 
     provided = requirements.satisfy(missing, plans, options.requires_from, install)
     for item in provided:
@@ -203,7 +203,7 @@ def _outcome_of(exc: BaseException) -> tuple[Outcome, int]:
 
 
 def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
-    from rocmbuild.build.checklist import plan_checks
+    from rocmbuild.checks.checklist import plan_checks
 
     # Measured now, not at planning: `rocmbuild torch vllm` preflights vllm with what torch left free.
     mem_available, _reason = hostmod.memory_available()
@@ -320,8 +320,8 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
 
 
 def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, Any]:
-    from rocmbuild.build.joblimit import limit_only_changes
-    from rocmbuild.build.launchshim import launcher_unavailable
+    from rocmbuild.toolchain.joblimit import limit_only_changes
+    from rocmbuild.toolchain.launchshim import launcher_unavailable
 
     clang = bool(plan.hip_compiler and plan.hip_compiler.is_clang)
 
@@ -333,7 +333,7 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
 
     if options.no_cache:  # no cache, but the global job limit still needs its launcher (joblimit.py)
         return limit_only(), None
-    from rocmbuild.build.cache import CompilerCache
+    from rocmbuild.toolchain.cache import CompilerCache
 
     cache = CompilerCache.for_build(env=plan.env, source=plan.source, remote=options.cache_remote,
                                     run=services.run, hip_compiler_is_clang=bool(
@@ -360,7 +360,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
     provision.py, the options recorded in ``run.started``); the loop gets ``ctx``.
     """
-    from rocmbuild.build import provision
+    from rocmbuild.provisioning import provision
 
     streams, services, cache = ctx.streams, ctx.services, ctx.cache
     base_plan = base_plan or plan

@@ -33,9 +33,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rocmbuild import paths
-from rocmbuild.build.launchshim import LAUNCHER_LANGS, install_launcher, launcher_env, launcher_unavailable
 from rocmbuild.digest import sha256_hex
 from rocmbuild.process import command as proc
+from rocmbuild.toolchain.launchshim import LAUNCHER_LANGS, install_launcher, launcher_env, launcher_unavailable
 
 REMOTE_ENV = "ROCMBUILD_CACHE_REMOTE"
 """Environment twin of ``--cache-remote URL``."""
@@ -705,7 +705,7 @@ class CompilerCache:
         return cls(tool, config, tuple(variables.items()), device, tuple(warnings))
 
     def changes(self) -> tuple[Any, ...]:
-        from rocmbuild.build.environment import EnvChange
+        from rocmbuild.planning.environment import EnvChange
 
         return tuple(EnvChange(name, "set", value, f"compiler cache ({self.tool.name})")
                      for name, value in self.variables)

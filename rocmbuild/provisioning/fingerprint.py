@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.build.plan import BuildPlan
 from rocmbuild.digest import sha256_for, sha256_hex
+from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import command as proc
 
 # Variables that change what a build produces (not how fast): compilers, flags, CMake's inputs.
@@ -199,7 +199,7 @@ def check(plan: BuildPlan, run: proc.Run = proc.capture) -> UpToDate:
         return UpToDate(False, current, differs, "not checked")
     if not plan.recipe.verify_artifacts:
         return UpToDate(True, current, (), "the recipe names no artifacts")
-    from rocmbuild.build.artifacts import verify_artifacts
+    from rocmbuild.verification.artifacts import verify_artifacts
 
     report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets, env=plan.env,
                               llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)

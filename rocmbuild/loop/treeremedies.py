@@ -15,14 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rocmbuild.build.effects import RemovePaths, RunCommands
-from rocmbuild.build.environment import EnvChange
-from rocmbuild.build.remedybase import RemedyResult, cmake_caches
 from rocmbuild.host.arch import Targets, processor_of
+from rocmbuild.loop.effects import RemovePaths, RunCommands
+from rocmbuild.loop.remedybase import RemedyResult, cmake_caches
+from rocmbuild.planning.environment import EnvChange
 
 if TYPE_CHECKING:
-    from rocmbuild.build.plan import BuildPlan
-    from rocmbuild.build.remedybase import DiagnosisLike, RemedyContext
+    from rocmbuild.loop.remedybase import DiagnosisLike, RemedyContext
+    from rocmbuild.planning.plan import BuildPlan
 
 # Fetching a submodule can take long (a big repo over a slow link), but not forever.
 GIT_TIMEOUT_S = 1800

@@ -15,11 +15,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from rocmbuild.build.environment import EnvChange, apply_changes, changed_variables, variables_set
-from rocmbuild.build.recipe import Recipe
 from rocmbuild.host.arch import Targets
 from rocmbuild.host.hipcompiler import HipCompiler, device_lib_path
 from rocmbuild.host.rocm import Rocm
+from rocmbuild.planning.environment import EnvChange, apply_changes, changed_variables, variables_set
+from rocmbuild.planning.recipe import Recipe
 from rocmbuild.records.redact import redact_value
 
 
