@@ -318,8 +318,8 @@ def test_a_clang_hip_compiler_is_cached_through_the_cmake_launcher_not_the_hipcc
 
 
 def test_device_library_and_cmake4_shapes_are_diagnosed_with_their_own_advice() -> None:
+    from rocmbuild.diagnosis.advice import next_steps
     from rocmbuild.diagnosis.classifier import classify
-    from rocmbuild.records.report import next_steps
 
     log = ["[1/3] Building HIP object CMakeFiles/k.dir/k.hip.o",
            "FAILED: CMakeFiles/k.dir/k.hip.o",

@@ -292,7 +292,7 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         _start_record(rec)
         if provided:  # what --requires-from installed for this recipe before its run
             rec.extra["requires_from"] = list(provided)
-        from rocmbuild.records.resume import save_resume_state
+        from rocmbuild.commands.resumestate import save_resume_state
         from rocmbuild.records.runfacts import DeferredFacts
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed

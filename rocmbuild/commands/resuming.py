@@ -1,6 +1,6 @@
 """``rocmbuild resume RUN_DIR``: the workflow of ``app.build`` entered with a run's recorded state.
 
-What a run needs to be continued and how its state is rebuilt from the records is records/resume.py;
+What a run needs to be continued and how its state is rebuilt from the records is resumestate.py;
 this module runs it: the same locks, cache, session and finish as a build (app.py), with the ladder's
 history, the attempt numbering and the plan state the run had reached.
 """
@@ -13,14 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.commands import app
-from rocmbuild.diagnosis.catalogue import load_catalogue
-from rocmbuild.errors import ExitCode, Outcome, UsageError
-from rocmbuild.loop.context import RunContext
-from rocmbuild.loop.session import BuildSession
-from rocmbuild.planning.planning import plan_all
-from rocmbuild.process import runner
-from rocmbuild.records.recorder import RunRecorder, load_run
-from rocmbuild.records.resume import (
+from rocmbuild.commands.resumestate import (
     check_resumable,
     extra_keys,
     killed_attempt,
@@ -29,6 +22,13 @@ from rocmbuild.records.resume import (
     load_options,
     restored_plan,
 )
+from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.errors import ExitCode, Outcome, UsageError
+from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.session import BuildSession
+from rocmbuild.planning.planning import plan_all
+from rocmbuild.process import runner
+from rocmbuild.records.recorder import RunRecorder, load_run
 
 
 def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, services: Any = None) -> int:

@@ -51,12 +51,12 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
+from rocmbuild.process.memguard import KILL_STATUSES
 
 CONTEXT_BEFORE = 6
 CONTEXT_AFTER = 4
 FAILED_WINDOW = 3000  # lines after the first FAILED: watched for the end of its block
 GLOBAL_PRIORITY = 90  # resource exhaustion: wins wherever it is
-KILL_STATUSES = frozenset({137, -9})
 # Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
 # words for the decisive line of an unknown failure.
 MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",

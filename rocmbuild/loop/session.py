@@ -123,7 +123,7 @@ class BuildSession:
         # Work for once the attempt's process exists, off the way to it (app.py: facts.json's probes).
         self.on_start = on_start
         self.state = _LoopState(plan, list(history))
-        # `rocmbuild resume` (resume.py): attempts recorded but not in the ladder's history (a killed one)
+        # `rocmbuild resume` (commands/resumestate.py): attempts recorded but not in the ladder's history (a killed one)
         self.number_offset = number_offset
 
     # -- helpers

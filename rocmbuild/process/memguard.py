@@ -34,7 +34,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocmbuild.diagnosis.classifier import KILL_STATUSES
 from rocmbuild.errors import UsageError
 
 if TYPE_CHECKING:  # typed, so mypy checks every event name against records.events.EventName
@@ -49,6 +48,7 @@ POLL_S = 0.1                 # the runner's tick: the guard reads memory at most
 MIN_OTHER_RSS = 64 * MIB     # a process that is not a compile job is paused only if it holds this much
 RESUME_COOLDOWN_S = 0.5      # after a resume, watch its effect before resuming the next
 SAMPLE_S = 0.5               # how often the tree is walked for peaks when memory is plentiful
+KILL_STATUSES = frozenset({137, -9})  # a SIGKILLed step, as the shell (128+9) and Python report it
 KILL_WINDOW_S = 2.0          # the kernel may log a kill a little after the attempt saw it die
 # The kernel log stamps with its own clock (local_clock), which can drift from CLOCK_MONOTONIC by
 # seconds on a long-running host; the match is by the build's PIDs or cgroups, so a wider window
