@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from rocmbuild.checks import preflight
+from rocmbuild.checks import preflight, torchfacts
 from rocmbuild.host.arch import Targets
 from rocmbuild.host.hipcompiler import HipCompiler
 from rocmbuild.host.rocm import Rocm
@@ -77,7 +77,6 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: proc.Run = proc.captur
 
 def _torch_integrity(plan: BuildPlan, run: proc.Run) -> list[preflight.Check]:
     """torchfacts' checks (issue 17): HIP version, arch list, companions, setuptools, build isolation."""
-    from rocmbuild.checks import torchfacts
 
     steps = plan.recipe.steps
     return torchfacts.integrity_checks(plan.python or "python3", plan.env, rocm_version=plan.rocm_version,

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from rocmbuild.host import ldcache
 from rocmbuild.host.arch import Targets
+from rocmbuild.host.facts import multiarch
 from rocmbuild.host.hipcompiler import (
     MIN_LLVM_FOR_GFX942,
     HipCompiler,
@@ -247,7 +248,6 @@ def device_library_advice(arch: str, env: Mapping[str, str], compiler: HipCompil
 
 
 def _multiarch() -> str:
-    from rocmbuild.host.facts import multiarch
 
     return multiarch()
 

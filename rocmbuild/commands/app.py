@@ -22,6 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocmbuild import __version__, paths
+from rocmbuild.checks.checklist import plan_checks, render_checks
+from rocmbuild.commands.resumestate import save_resume_state
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
@@ -34,11 +36,20 @@ from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.planning.plan import BuildPlan, render_plan
 from rocmbuild.planning.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.process import containment, runner
+from rocmbuild.process.command import remember_versions
 from rocmbuild.process.statelock import Held, StateLock
 from rocmbuild.process.treelock import TreeLock
+from rocmbuild.provisioning import provision, requirements
+from rocmbuild.records.attempts import AttemptRecord, iso_seconds
+from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
+from rocmbuild.records.report import render_summary
+from rocmbuild.records.runfacts import DeferredFacts
 from rocmbuild.services import Services, Streams
+from rocmbuild.toolchain.cache import CompilerCache
+from rocmbuild.toolchain.joblimit import limit_only_changes
+from rocmbuild.toolchain.launchshim import launcher_unavailable
 
 if TYPE_CHECKING:
     from rocmbuild.records.runfacts import DeferredFacts
@@ -76,7 +87,6 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
         else:
             text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
             if index in checks:
-                from rocmbuild.checks.checklist import render_checks
 
                 text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
             streams.out.write(text + "\n\n")
@@ -100,7 +110,6 @@ def _requires_from(missing: Sequence[Any], plans: Sequence[BuildPlan], options: 
     """--requires-from: install (or, for a plan, resolve) what ``requires`` misses (requirements.py)."""
     if not missing or not options.requires_from:
         return []
-    from rocmbuild.provisioning import requirements
 
     provided = requirements.satisfy(missing, plans, options.requires_from, install)
     for item in provided:
@@ -203,7 +212,6 @@ def _outcome_of(exc: BaseException) -> tuple[Outcome, int]:
 
 
 def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
-    from rocmbuild.checks.checklist import plan_checks
 
     # Measured now, not at planning: `rocmbuild torch vllm` preflights vllm with what torch left free.
     mem_available, _reason = hostmod.memory_available()
@@ -211,7 +219,6 @@ def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> li
 
 
 def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:
-    from rocmbuild.records.attempts import AttemptRecord, iso_seconds  # a build's start does without them
 
     first = failed[0]
     todo = preflight_todo(failed, _torch_command(plan))
@@ -233,7 +240,6 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     """``rocmbuild build``: every recipe in order, stopping at the first that fails."""
     # The up-to-date check asks the HIP compiler's version before the first attempt: hipcc takes
     # 0.2-0.5 s to say what it said last run (process/versionstore.py says when it is asked again).
-    from rocmbuild.process.command import remember_versions
 
     remember_versions(paths.state_dir("probes"))
     if options.dry_run:
@@ -265,7 +271,6 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
                     break
     finally:
         if options.notify and run_dirs:  # any outcome, also an interrupt or an error after the run began
-            from rocmbuild.records.notify import notify_console, run_notify
 
             notify_console(run_notify(options.notify, run_dirs[-1], environ,
                                                options.notify_timeout_s), streams.err)
@@ -292,8 +297,6 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         _start_record(rec)
         if provided:  # what --requires-from installed for this recipe before its run
             rec.extra["requires_from"] = list(provided)
-        from rocmbuild.commands.resumestate import save_resume_state
-        from rocmbuild.records.runfacts import DeferredFacts
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
         # What `report --diff` compares with the last good run: gathered beside the first attempt (its
@@ -320,8 +323,6 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
 
 
 def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, Any]:
-    from rocmbuild.toolchain.joblimit import limit_only_changes
-    from rocmbuild.toolchain.launchshim import launcher_unavailable
 
     clang = bool(plan.hip_compiler and plan.hip_compiler.is_clang)
 
@@ -333,7 +334,6 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
 
     if options.no_cache:  # no cache, but the global job limit still needs its launcher (joblimit.py)
         return limit_only(), None
-    from rocmbuild.toolchain.cache import CompilerCache
 
     cache = CompilerCache.for_build(env=plan.env, source=plan.source, remote=options.cache_remote,
                                     run=services.run, hip_compiler_is_clang=bool(
@@ -360,7 +360,6 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
     provision.py, the options recorded in ``run.started``); the loop gets ``ctx``.
     """
-    from rocmbuild.provisioning import provision
 
     streams, services, cache = ctx.streams, ctx.services, ctx.cache
     base_plan = base_plan or plan
@@ -431,7 +430,6 @@ def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptio
     _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
     summary = rec.write_summary(outcome, exit_code)
     _, events = load_run(rec.run_dir)
-    from rocmbuild.records.report import render_summary  # rich: imported when the run is over
 
     streams.err.write(render_summary(summary, events))
     streams.err.flush()

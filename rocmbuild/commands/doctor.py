@@ -20,12 +20,16 @@ from rich.table import Table
 
 from rocmbuild.checks import preflight
 from rocmbuild.checks.checklist import find_hipcc, toolchain_checks
+from rocmbuild.commands import fleet
 from rocmbuild.errors import UsageError
 from rocmbuild.host import arch as archmod
 from rocmbuild.host import facts as hostmod
 from rocmbuild.host import hipcompiler, ldcache
 from rocmbuild.planning.environment import choose_jobs
 from rocmbuild.process import command as proc
+from rocmbuild.process.containment import mode as containment_mode
+from rocmbuild.toolchain import cache
+from rocmbuild.toolchain.cache import REMOTE_ENV
 
 DEFAULT_GB_PER_JOB = 4.0
 
@@ -105,7 +109,6 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     # Without torch nothing is broken yet; only torch-based recipes (vllm) need it.
     checks.append(torch if torch.status == "ok" else preflight.Check(
         torch.name, "warn", torch.detail, torch.todo, torch.category, fatal=False))
-    from rocmbuild.process.containment import mode as containment_mode
 
     contained = containment_mode()  # how a build's processes are kept and stopped
     checks.append(preflight.Check(
@@ -140,7 +143,6 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
 
 
 def _cache_info(env: Mapping[str, str], run: proc.Run) -> dict[str, Any]:
-    from rocmbuild.toolchain import cache
 
     tool = cache.detect_cache(env, run)
     config = cache.make_config(tool, env) if tool is not None else None
@@ -202,8 +204,6 @@ def run_doctor(*, arch: str | None, rocm_path: str | None, as_json: bool, enviro
                out: TextIO, run: proc.Run = proc.capture, hip_compiler: str | None = None,
                wheel_dir: str | None = None, requires_from: str | None = None,
                cache_remote: str | None = None) -> int:
-    from rocmbuild.commands import fleet
-    from rocmbuild.toolchain.cache import REMOTE_ENV
 
     environ = dict(environ or os.environ)
     if cache_remote:  # --cache-remote: what a build with it would use (cache.doctor_info reports it)

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.checks.preflight import Check
+from rocmbuild.errors import UsageError
+from rocmbuild.provisioning.requirements import pip_source_args, shown
 
 WHEEL_DIR_ENV = "ROCMBUILD_WHEEL_DIR"
 REQUIRES_FROM_ENV = "ROCMBUILD_REQUIRES_FROM"
@@ -46,8 +48,6 @@ def requires_from_info(requires_from: str | None,
                        environ: Mapping[str, str]) -> tuple[dict[str, Any], Check | None]:
     if not requires_from:
         return {"source": None, "note": "none: a recipe's requires must already be installed or built first"}, None
-    from rocmbuild.errors import UsageError
-    from rocmbuild.provisioning.requirements import pip_source_args, shown
 
     info: dict[str, Any] = {"source": shown(requires_from),
                             "origin": _origin(requires_from, environ, REQUIRES_FROM_ENV, "--requires-from")}

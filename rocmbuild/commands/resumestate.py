@@ -21,9 +21,14 @@ from typing import TYPE_CHECKING, Any
 
 from rocmbuild.errors import LockHeldError, UsageError
 from rocmbuild.host.arch import Targets
+from rocmbuild.loop.ladder import FailedAttempt
 from rocmbuild.options import BuildOptions
 from rocmbuild.planning.environment import EnvChange
 from rocmbuild.planning.plan import BuildPlan
+from rocmbuild.process.progress import live_state
+from rocmbuild.records.attempts import AttemptRecord
+from rocmbuild.records.recorder import write_private
+from rocmbuild.records.redact import REDACTED, redact
 
 if TYPE_CHECKING:  # imported where used: a build saves resume.json on the way to its first attempt
     from rocmbuild.loop.ladder import FailedAttempt
@@ -36,8 +41,6 @@ _SUMMARY_KEYS = ("recipe", "source", "arch", "run_dir", "outcome", "exit_code", 
 def save_resume_state(run_dir: Path, plan: BuildPlan, options: BuildOptions) -> None:
     # Records hold no secrets: an option carrying credentials (a --cache-remote with a password) is saved
     # redacted, and `resume` takes it from ROCMBUILD_<NAME> in its own environment instead (load_options).
-    from rocmbuild.records.recorder import write_private
-    from rocmbuild.records.redact import redact
 
     data = {"recipe": str(plan.recipe.path), "cwd": os.getcwd(),
             "options": redact({k: str(v) if isinstance(v, Path) else v for k, v in asdict(options).items()})}
@@ -45,7 +48,6 @@ def save_resume_state(run_dir: Path, plan: BuildPlan, options: BuildOptions) -> 
 
 
 def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOptions:
-    from rocmbuild.records.redact import REDACTED
 
     known = {f.name for f in fields(BuildOptions)}
     values = {k: v for k, v in dict(data.get("options") or {}).items() if k in known}
@@ -61,7 +63,6 @@ def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOp
 
 def ladder_history(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> list[FailedAttempt]:
     """The ladder's view of the finished attempts (pure): category, fingerprint, ladder, remedies applied."""
-    from rocmbuild.loop.ladder import FailedAttempt
 
     diagnosed = {e.get("attempt"): e for e in events if e.get("event") == "failure.diagnosed"}
     history: list[FailedAttempt] = []
@@ -117,7 +118,6 @@ def killed_attempt(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mappi
     recorded.  That one is rebuilt from its ``attempt.finished`` / ``failure.diagnosed`` events (and
     the ``plan.changed`` after them, if the remedy finished), so the ladder's history keeps it.
     """
-    from rocmbuild.records.attempts import AttemptRecord
 
     done = {a.get("number") for a in attempts}
     started = [e for e in events if e.get("event") == "attempt.started" and e.get("attempt") not in done]
@@ -143,7 +143,6 @@ def killed_attempt(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mappi
 
 def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """Refuse (exit 2) what cannot be resumed; else the saved resume state."""
-    from rocmbuild.process.progress import live_state
 
     outcome = summary.get("outcome")
     if outcome != "running":

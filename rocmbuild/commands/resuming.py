@@ -28,6 +28,7 @@ from rocmbuild.loop.context import RunContext
 from rocmbuild.loop.session import BuildSession
 from rocmbuild.planning.planning import plan_all
 from rocmbuild.process import runner
+from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_run
 
 
@@ -84,7 +85,6 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
         finally:
             rec.close()
     if options.notify:
-        from rocmbuild.records.notify import notify_console, run_notify
 
         notify_console(run_notify(options.notify, run_dir, environ, options.notify_timeout_s), streams.err)
     return code

@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rocmbuild.diagnosis.advice import next_steps
 from rocmbuild.host.libraries import install_line
 
 if TYPE_CHECKING:  # preflight's module costs ~25 ms to import; a build with --skip-preflight never needs it
@@ -68,7 +69,6 @@ def checks_json(checks: Sequence[Check]) -> list[dict[str, Any]]:
 def outcome_todo(outcome: str, diagnosis: Mapping[str, Any] | None, diagnosed_todo: str | None,
                  stop_reason: str) -> str:
     """summary.json's ``todo`` for how the run ended."""
-    from rocmbuild.diagnosis.advice import next_steps
 
     if outcome in ("succeeded", "up_to_date"):
         return "nothing: the build succeeded and verified"

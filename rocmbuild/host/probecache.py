@@ -1,7 +1,7 @@
 """The HIP compiler's answers kept for the life of one command (``Services.probes``).
 
-Its own module so that ``Services`` can hold one without importing preflight (~25 ms), which a
-build with ``--skip-preflight`` never runs.
+Its own module, beside the HIP compiler's facts, so that ``Services`` (below the checks) can hold one
+that the checks (checks/preflight.py) fill.
 """
 
 from __future__ import annotations

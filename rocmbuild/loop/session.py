@@ -24,17 +24,29 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from rocmbuild.checks.checklist import after_prepare_command
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
+from rocmbuild.loop import effects
 from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.jobsizing import evidence
+from rocmbuild.loop.ladder import FailedAttempt, backoff_s, compiled_anything, decide
+from rocmbuild.loop.remedies import REMEDIES, RemedyContext
 from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import runner
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
-from rocmbuild.process.memguard import looks_killed
+from rocmbuild.process.display import Display
+from rocmbuild.process.memguard import attempt_guard, looks_killed, read_memory
 from rocmbuild.process.runner import AttemptOutcome
-from rocmbuild.process.watcher import Progress
+from rocmbuild.process.watcher import Progress, Watcher
+from rocmbuild.records import provenance
+from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import pause
+from rocmbuild.toolchain.joblimit import AttemptSlots
+from rocmbuild.verification import archtruth
+from rocmbuild.verification.archtruth import beyond_request
+from rocmbuild.verification.artifacts import verify_artifacts
 
 if TYPE_CHECKING:
     from rocmbuild.loop import effects
@@ -76,7 +88,6 @@ def attempt_steps(plan: BuildPlan) -> tuple[runner.Step, ...]:
     if plan.run_prepare and plan.recipe.steps.prepare:
         steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
         # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
-        from rocmbuild.checks.checklist import after_prepare_command  # imports preflight: only with prepare steps
 
         if (check := after_prepare_command(plan)) is not None:
             steps.append(runner.Step("prepare", check))
@@ -142,7 +153,6 @@ class BuildSession:
         if decision is None or decision.remedy != "wait_and_retry":
             return 0.0
         self.state.waits += 1
-        from rocmbuild.loop.ladder import backoff_s
 
         seconds = backoff_s(self.state.waits, self.ctx.limits.backoff_s, random.random())
         self.rec.event("retry.waiting", seconds=round(seconds, 1), reason="transient failure, backing off")
@@ -195,7 +205,6 @@ class BuildSession:
                  + (f" at line {diagnosis.line}: {diagnosis.text}" if diagnosis.text else ""))
         progress = outcome.progress
         # The ladder's modules are imported at the first failure: a build that succeeds never needs them.
-        from rocmbuild.loop.ladder import FailedAttempt, compiled_anything
 
         state.history.append(FailedAttempt(
             number=number, ended=outcome.ended, category=diagnosis.category,
@@ -212,7 +221,6 @@ class BuildSession:
     def _next(self, diagnosis: Diagnosis) -> bool:
         state = self.state
         unavailable: set[str] = set()
-        from rocmbuild.loop.ladder import decide
 
         while True:
             decision = decide(state.history, max_attempts=self.ctx.limits.max_attempts,
@@ -239,8 +247,6 @@ class BuildSession:
 
     def _apply(self, name: str, diagnosis: Diagnosis) -> effects.Applied:
         """The remedy decides (pure or read-only), the one executor carries its effects out, then the record."""
-        from rocmbuild.loop import effects
-        from rocmbuild.loop.remedies import REMEDIES, RemedyContext
 
         plan = self.state.plan
         ctx = RemedyContext(run=self.ctx.services.run, cache_in_use=self.ctx.cache is not None,
@@ -279,10 +285,6 @@ class BuildSession:
         return None
 
     def _run_attempt(self, number: int, plan: BuildPlan) -> AttemptResult:
-        from rocmbuild.process.display import Display
-        from rocmbuild.process.memguard import attempt_guard
-        from rocmbuild.process.watcher import Watcher
-        from rocmbuild.toolchain.joblimit import AttemptSlots
 
         ctx = self.ctx
         log = self.rec.attempt_log(number)
@@ -364,8 +366,6 @@ class BuildSession:
     def _verify_artifacts(self, plan: BuildPlan, log: Path) -> Diagnosis | None:
         if not plan.recipe.verify_artifacts:
             return None
-        from rocmbuild.verification.archtruth import beyond_request
-        from rocmbuild.verification.artifacts import verify_artifacts
 
         report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets,
                                   env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
@@ -382,8 +382,6 @@ class BuildSession:
 
     def _provenance(self, plan: BuildPlan, outcome: AttemptOutcome) -> dict[str, object]:
         """Issue 17 (additive summary fields): the attempt's provenance; configure-time arch downgrades warned."""
-        from rocmbuild.records import provenance
-        from rocmbuild.verification import archtruth
 
         compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm_hipcc
         collected = provenance.collect(
@@ -412,7 +410,6 @@ class BuildSession:
 
     @staticmethod
     def _attempt_record(result: AttemptResult, remedies: tuple[str, ...]) -> AttemptRecord:
-        from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds  # once the attempt ended
 
         outcome, diagnosis = result.outcome, result.diagnosis
         summary = diagnosis.summary_json() if diagnosis is not None else None
@@ -432,7 +429,5 @@ def with_memory(diagnosis: Diagnosis | None, memory: Mapping[str, object]) -> Di
     """The diagnosis with what the attempt measured about memory, for reduce_jobs (jobsizing.py)."""
     if diagnosis is None:
         return None
-    from rocmbuild.loop.jobsizing import evidence
-    from rocmbuild.process.memguard import read_memory
 
     return replace(diagnosis, memory=evidence(diagnosis.category, memory, read_memory().available))

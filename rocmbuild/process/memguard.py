@@ -35,6 +35,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocmbuild.errors import UsageError
+from rocmbuild.process import kernlog
+from rocmbuild.process.kernlog import find_oom_kills
 
 if TYPE_CHECKING:  # typed, so mypy checks every event name against records.events.EventName
     from rocmbuild.records.events import EventName
@@ -431,7 +433,6 @@ def confirm_oom(cgroup_kills: int | None, log: Sequence[tuple[float, str]] | Non
     The kernel log names the victim (name, PID, RSS); the cgroup count only says that one happened.
     Neither readable, or neither showing a kill of the build's processes: "unconfirmed", never a guess.
     """
-    from rocmbuild.process.kernlog import find_oom_kills
 
     kills = find_oom_kills(log, pids=pids, memcgs=memcgs, since=since, until=until) if log is not None else []
     counted = f"cgroup oom_kill count +{cgroup_kills}" if cgroup_kills else None
@@ -486,7 +487,6 @@ class AttemptMemory:
         elif sampled is not None:
             data["peak_rss_per_job"], data["peak_rss_job"] = sampled.rss, sampled.name
         if killed or counted:
-            from rocmbuild.process import kernlog
 
             log, source = (self.kernel_log or kernlog.kernel_log)()
             pids = {*self.guard.seen, *(c.pid for c in compiles)}

@@ -23,6 +23,7 @@ from rocmbuild import paths
 from rocmbuild.digest import sha256_for, sha256_hex
 from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import command as proc
+from rocmbuild.verification.artifacts import verify_artifacts
 
 # Variables that change what a build produces (not how fast): compilers, flags, CMake's inputs.
 # MAX_JOBS and the like are deliberately absent: halving jobs builds the same thing.
@@ -199,7 +200,6 @@ def check(plan: BuildPlan, run: proc.Run = proc.capture) -> UpToDate:
         return UpToDate(False, current, differs, "not checked")
     if not plan.recipe.verify_artifacts:
         return UpToDate(True, current, (), "the recipe names no artifacts")
-    from rocmbuild.verification.artifacts import verify_artifacts
 
     report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets, env=plan.env,
                               llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)

@@ -23,6 +23,7 @@ from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.provisioning import fingerprint
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Streams
+from rocmbuild.verification.artifacts import verify_artifacts
 
 MANIFEST = "manifest.json"
 
@@ -118,8 +119,6 @@ def verify_wheel(wheel: Path, plan: BuildPlan) -> tuple[bool, str]:
     if not plan.recipe.verify_artifacts:
         return True, "the recipe names no artifacts to verify"
     import zipfile  # only for --wheel-dir, after a success
-
-    from rocmbuild.verification.artifacts import verify_artifacts
 
     with tempfile.TemporaryDirectory(prefix="rocmbuild-wheel-") as tmp:
         try:

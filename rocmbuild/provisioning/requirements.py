@@ -18,6 +18,7 @@ from typing import Any
 
 from rocmbuild.errors import UsageError
 from rocmbuild.planning.plan import BuildPlan
+from rocmbuild.planning.recipe import find_recipe
 from rocmbuild.process import command as proc
 
 ROCM_TORCH_INDEX = "https://download.pytorch.org/whl/rocm6.4"
@@ -86,7 +87,6 @@ def torch_problem(hip: str | None, host_rocm: str | None, what: str) -> str | No
 
 
 def _packages(required: str) -> tuple[str, ...]:
-    from rocmbuild.planning.recipe import find_recipe
 
     return find_recipe(required).packages or (required,)
 

@@ -34,6 +34,8 @@ from urllib.parse import urlsplit
 
 from rocmbuild import paths
 from rocmbuild.digest import sha256_hex
+from rocmbuild.errors import UsageError
+from rocmbuild.planning.environment import EnvChange
 from rocmbuild.process import command as proc
 from rocmbuild.toolchain.launchshim import LAUNCHER_LANGS, install_launcher, launcher_env, launcher_unavailable
 
@@ -670,7 +672,6 @@ class CompilerCache:
         hipcc's clang wrapper would wrap a compiler the build does not use.
         Raises UsageError for a ``--cache-remote`` the tool cannot use (exit 2).
         """
-        from rocmbuild.errors import UsageError
 
         tool = detect_cache(env, run)
         if tool is None:
@@ -705,7 +706,6 @@ class CompilerCache:
         return cls(tool, config, tuple(variables.items()), device, tuple(warnings))
 
     def changes(self) -> tuple[Any, ...]:
-        from rocmbuild.planning.environment import EnvChange
 
         return tuple(EnvChange(name, "set", value, f"compiler cache ({self.tool.name})")
                      for name, value in self.variables)

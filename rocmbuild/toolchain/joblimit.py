@@ -28,7 +28,8 @@ from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.digest import sha256_hex
-from rocmbuild.toolchain import launcher
+from rocmbuild.planning.environment import EnvChange
+from rocmbuild.toolchain import cache, launcher
 from rocmbuild.toolchain.launchshim import install_launcher, launcher_env
 
 
@@ -40,7 +41,6 @@ def limit_only_changes(caller_env: Mapping[str, str], run: Any = None, *,
     cache does it (cache.write_wrappers), but with the limit-only shim: device compiles take slots.
     Raises OSError when the shim cannot be written (``launcher_unavailable`` says why).
     """
-    from rocmbuild.planning.environment import EnvChange
 
     shim = install_launcher(None)
     env = launcher_env(shim, caller_env)
@@ -72,7 +72,6 @@ def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: Any) -> di
         known = json.loads(memo.read_text())["bin"]
         if known is None or Path(known).is_dir():
             return {"HIP_CLANG_PATH": known} if known else {}
-    from rocmbuild.toolchain import cache  # ~5 ms (socket...): only when the answer is not remembered
 
     env: dict[str, str] = {}
     real = cache.find_real_clang_dir(caller_env, run)
