@@ -69,7 +69,7 @@ def test_a_real_build_on_a_real_terminal_cannot_set_the_clipboard_and_its_log_ke
 
     recipe = tmp_path / "osc.toml"
     script = tmp_path / "osc.py"
-    script.write_text("import sys\nsys.stdout.buffer.write(b'start ' + %r + %r + b' done\\n')\n" % (CLIPBOARD, TITLE))
+    script.write_text(f"import sys\nsys.stdout.buffer.write(b'start ' + {CLIPBOARD!r} + {TITLE!r} + b' done\\n')\n")
     recipe.write_text(f'name = "osc"\n[steps]\nbuild = ["{sys.executable} {script}"]\n')
     argv = [ROCMBUILD, str(recipe), "--source", str(tmp_path), "--arch", "gfx90a", "--run-dir", str(tmp_path / "run"),
             "--skip-preflight", "--no-cache"]
