@@ -33,7 +33,7 @@ class TerminalFilter:
             data, self._carry = self._carry + data, b""
         if not self._inside and b"\x1b" not in data and b"\xc2" not in data:
             return data  # the common case: a line of compiler output
-        kept = []
+        kept: list[bytes] = []
         position = 0
         while position < len(data):
             if self._inside:
