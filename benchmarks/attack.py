@@ -1,4 +1,4 @@
-"""The attack table of issue 14, re-run: one line per case (held / GOT THROUGH), then held/tried.
+"""The attack table: one line per case (held / GOT THROUGH), then held/tried.
 
 usage: python benchmarks/attack.py [--only SUBSTRING] [--list]
 
@@ -7,11 +7,12 @@ real processes, signals, PTYs, mounts (root), cgroups.  Set PYTHONPATH to
 another checkout to attack that code instead (``PYTHONPATH=/tmp/old python
 benchmarks/attack.py``).  Every case cleans up its processes and mounts.
 
-Categories (round 3 adds reader corruption, pattern families, secret values, trust and terminal escapes): stop (no survivor of any escape kind after any stop path, SIGKILL
+Categories: stop (no survivor of any escape kind after any stop path, SIGKILL
 included), sigkill-records (records readable after SIGKILL), leftovers, clean
-(nothing outside the tree deleted), secrets, repro, lock, reader, fs, recipe,
-options (bad input exits 2), flood (memory flat), redos (a catastrophic user
-regex cannot hang the build: the classifier's bound, issue 11).
+(nothing outside the tree deleted), secrets, repro, lock, reader (a closed or
+damaged reader, damaged records), fs, recipe, options (bad input exits 2), flood
+(memory flat), redos (a catastrophic user regex is refused or cannot hang the
+build), trust (files another user can change), terminal (escapes from the build).
 """
 
 from __future__ import annotations
