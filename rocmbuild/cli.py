@@ -102,9 +102,25 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _utf8_only(kw: dict[str, Any]) -> None:
+    """A path or URL that is not UTF-8 (the surrogates Python decodes such bytes to) cannot go into the
+    run's JSON records or events: refused here, not a crash when the first record is written."""
+    for name in ("source", "run_dir", "wheel_dir", "rocm_path", "hip_compiler", "requires_from", "cache_remote"):
+        value = kw.get(name)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                option = "--" + name.replace("_", "-")
+                raise UsageError(f"{option} {os.fsencode(value).decode('utf-8', 'backslashreplace')} is not UTF-8",
+                                 why="rocmbuild writes paths into its run records, which are UTF-8 JSON",
+                                 todo="rename it, or pass a symlink with a UTF-8 name that points to it") from None
+
+
 def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
     if kw["quiet"] and kw["verbose"]:
         raise UsageError("--quiet and --verbose contradict each other", todo="pass one of them")
+    _utf8_only(kw)
     return BuildOptions(
         arch=kw["arch"].strip() or "auto",
         source=Path(kw["source"]) if kw["source"] else None,
