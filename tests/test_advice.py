@@ -7,16 +7,16 @@ import os
 import sys
 from pathlib import Path
 
-from rocmbuild.build import preflight
-from rocmbuild.build.preflight import FAIL, OK, Check
-from rocmbuild.build.sourcereqs import declared, declares_module, torch_pin
-from rocmbuild.build.torchadvice import torch_install
+from rocmbuild.checks import preflight
+from rocmbuild.checks.preflight import FAIL, OK, Check
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import classify
 from rocmbuild.diagnosis.nextstep import outcome_todo, preflight_todo, requires_todo
 from rocmbuild.host import aptcheck
 from rocmbuild.host.hipcompiler import HipCompiler
 from rocmbuild.host.libraries import install_line
+from rocmbuild.planning.sourcereqs import declared, declares_module, torch_pin
+from rocmbuild.planning.torchadvice import torch_install
 
 VENV_BIN = str(Path(sys.executable).parent)
 

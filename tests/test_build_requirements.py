@@ -9,10 +9,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rocmbuild.build.effects import Install
-from rocmbuild.build.remedybase import RemedyContext
-from rocmbuild.build.requirementremedy import install_build_requirements
 from rocmbuild.diagnosis.classifier import Diagnosis
+from rocmbuild.loop.effects import Install
+from rocmbuild.loop.remedybase import RemedyContext
+from rocmbuild.loop.requirementremedy import install_build_requirements
 from tests.planfactory import make_plan
 from tests.wheels import build_wheel
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build import requirements
-from rocmbuild.build.requirements import RequirementError, missing_distribution
-from rocmbuild.build.torchpin import keep_torch
+from rocmbuild.provisioning import requirements
+from rocmbuild.provisioning.requirements import RequirementError, missing_distribution
+from rocmbuild.provisioning.torchpin import keep_torch
 from tests.planfactory import make_plan
 from tests.wheels import build_wheel
 

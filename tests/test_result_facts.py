@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from conftest import ExampleTree
 
-from rocmbuild.build.plan import render_plan
 from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.planning.plan import render_plan
 from tests.planfactory import make_plan
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")

@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from rocmbuild.build.ladder import FailedAttempt
-from rocmbuild.build.verdict import RUNNING_JOBS_BOUND_S, continuing_helps, early_verdict
+from rocmbuild.loop.ladder import FailedAttempt
+from rocmbuild.loop.verdict import RUNNING_JOBS_BOUND_S, continuing_helps, early_verdict
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 

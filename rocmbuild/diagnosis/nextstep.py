@@ -5,7 +5,7 @@ One place for the text of refusals and of summary.json's ``todo`` (issue 12):
 - one todo for every failed preflight check at once (all missing libraries in
   one install line, not one library per rerun);
 - the ``todo`` of each outcome.
-Pure functions over values; report.py keeps the per-category advice.
+Pure functions over values; advice.py keeps the per-category advice.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rocmbuild.diagnosis.advice import next_steps
 from rocmbuild.host.libraries import install_line
 
 if TYPE_CHECKING:  # preflight's module costs ~25 ms to import; a build with --skip-preflight never needs it
-    from rocmbuild.build.preflight import Check
+    from rocmbuild.checks.preflight import Check
 
 FAIL = "fail"  # preflight.FAIL
 
@@ -46,14 +47,31 @@ def requires_todo(required: str, recipes: Sequence[str], archs: Sequence[str], p
     return todo
 
 
+# Blockers in the order they must be fixed: a ROCm too old for the arch first (it decides which
+# toolchain and which torch fit), then the rest of the toolchain, then torch, then everything else.
+_RANK = {"unsupported_arch": 0, "toolchain_missing": 1, "missing_library": 2}
+
+
+def blocker_rank(check: Check) -> int:
+    """Where a failed check's fix goes in the todo. Pure."""
+    if check.name.startswith("ROCm root"):
+        return 0
+    if check.name.startswith("torch"):
+        return 3
+    return _RANK.get(check.category or "", 4)
+
+
+def ordered(failed: Sequence[Check]) -> list[Check]:
+    """The failed checks, first what must be fixed first (a stable sort: same rank keeps its order)."""
+    return sorted(failed, key=blocker_rank)
+
+
 def preflight_todo(failed: Sequence[Check], torch_command: str | None = None) -> str:
     """Every failed check's remedy at once; missing libraries share one install line.
 
     ``torch_command`` (``rocmbuild torch vllm --arch gfx942``) is named when torch is not a usable
     ROCm build, so the refusal says exactly what to run.
     """
-    from rocmbuild.build.torchadvice import ordered
-
     failed = ordered(failed)  # what must be fixed first comes first (ROCm, toolchain, torch, the rest)
     libraries = [c.name.removeprefix("library ") for c in failed
                  if c.category == "missing_library" and c.name.startswith("library ")]
@@ -85,7 +103,6 @@ def outcome_todo(outcome: str, diagnosis: Mapping[str, Any] | None, diagnosed_to
     ``known_todo``: what a step after the build (the wheel step) already knows to do; the todo is
     never vaguer than that, nor than the stop reason when no diagnosis says more.
     """
-    from rocmbuild.records.report import next_steps
 
     if outcome in ("succeeded", "up_to_date"):
         return "nothing: the build succeeded and verified"

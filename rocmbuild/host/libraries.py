@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from rocmbuild.host import aptcheck
+
 # Library -> packages that usually provide the unversioned (link-time) .so.
 _LIBRARY_PACKAGES: dict[str, str] = {
     "amdhip64": "libamdhip64-dev (Debian/Ubuntu) or hip-runtime-amd (ROCm repo)",
@@ -66,8 +68,6 @@ def install_line(names: Sequence[str]) -> str:
             rocm_only.append(repo.group(1))
         if repo:
             rocm.append(repo.group(1))
-    from rocmbuild.host import aptcheck
-
     # Only what this host's package sources can install (when that was looked up): a Debian
     # release without ROCm's math libraries must not be told to apt-get them.
     absent = [p for p in debian if aptcheck.known(p) is False]

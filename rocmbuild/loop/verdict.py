@@ -1,0 +1,72 @@
+"""The verdict on an attempt while it still runs: stop now, let running jobs finish a bounded while, or go on.
+
+A failure the classifier has recognised is the ladder's input already; once its decision is
+known there is nothing to wait for:
+- the decision is to stop (not retryable, a decisive category, --fail-fast, the category's ladder
+  spent, --max-attempts reached): stop the attempt at once;
+- a remedy follows: jobs still compiling help the next attempt only when their objects survive
+  the remedy (kept in the build tree, or reaching the compiler cache across a clean); then they get
+  up to ``RUNNING_JOBS_BOUND_S``, otherwise the attempt stops at once too.
+Pure policy over values (ladder.decide does the deciding); the session measures the time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rocmbuild.loop.ladder import FailedAttempt, compiled_anything, decide
+
+# How long jobs already running may go on after the decisive line when a remedy follows and their
+# objects are kept: long enough for the translation units in flight (minutes for heavy HIP files),
+# short enough that a verdict is never an hour late.
+RUNNING_JOBS_BOUND_S = 180.0
+
+# Remedies after which objects compiled now are of no use: every flag changes (all misses).
+_DISCARDS_OBJECTS = frozenset({"lower_optimization"})
+# Remedies that delete the build tree: its objects survive only in a compiler cache.
+_CLEANS_TREE = frozenset({"clean_build"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """``stop_after_s``: 0 = stop now; > 0 = let running jobs finish that long; None = do not stop."""
+
+    stop_after_s: float | None
+    reason: str
+
+
+GO_ON = Verdict(None, "")
+
+
+def continuing_helps(remedy: str | None, cache_on: bool) -> bool:
+    """Whether objects that running jobs finish now are used by the attempt after ``remedy``. Pure."""
+    if remedy is None or remedy in _DISCARDS_OBJECTS:
+        return False
+    if remedy in _CLEANS_TREE:
+        return cache_on
+    return True
+
+
+def early_verdict(category: str, text: str, fingerprint: str, retryable: bool, ladder: Sequence[str],
+                  history: Sequence[FailedAttempt], *, number: int, max_attempts: int, fail_fast: bool,
+                  decisive: bool, cache_on: bool, generic_ladder: Sequence[str] = (),
+                  progress_done: int | None = None, progress_percent: float | None = None,
+                  bound_s: float = RUNNING_JOBS_BOUND_S) -> Verdict:
+    """What the ladder will decide about this attempt, given the failure recognised so far. Pure."""
+    if category == "unknown":
+        return GO_ON  # nothing recognised yet: a later line may still be the cause
+    what = f"{category} ({text})" if text else category
+    if fail_fast or not retryable or decisive:
+        return Verdict(0.0, f"fail-fast: {what}")
+    attempt = FailedAttempt(number=number, ended="exited", category=category, fingerprint=fingerprint,
+                            retryable=retryable, ladder=tuple(ladder),
+                            compiled=compiled_anything(None, progress_done, progress_percent, category))
+    decision = decide([*history, attempt], max_attempts=max_attempts, generic_ladder=generic_ladder)
+    if not decision.retry:
+        return Verdict(0.0, f"verdict: {what}: {decision.reason}")
+    if continuing_helps(decision.remedy, cache_on):
+        return Verdict(bound_s, f"verdict: {what}; next: {decision.remedy} (jobs already running had up to "
+                                f"{bound_s:g}s to finish: their objects are kept for the next attempt)")
+    return Verdict(0.0, f"verdict: {what}; next: {decision.remedy} (objects compiled now would not be used)")
+
