@@ -9,6 +9,8 @@ line; the figure is the time from then until ``rocmbuild`` has exited with its v
                      jobs after it, two of them ignoring INT/TERM             goal < 5 s
     stop_spent       a retryable failure (`cannot find -lhipblas`) with --max-attempts 1: the ladder's
                      decision is to stop                                      goal < 5 s
+    stop_nowhere     a missing library found nowhere: its ladder's one remedy has nothing to do, so the
+                     decision is to stop                                       goal < 5 s
     silent_after     the decisive line, then 40 s of silence (no output to wake a check)  goal < 5 s
 
 Usage: python benchmarks/verdict_latency.py [--json out.json] [--rows a,b]
@@ -56,6 +58,7 @@ class Scenario:
 SCENARIOS = (
     Scenario("stop_header", "/src/csrc/gemm.hip:3:10: fatal error: hipblas/hipblas.h: No such file or directory"),
     Scenario("stop_spent", "/usr/bin/ld: cannot find -lhipblas: No such file or directory", ("--max-attempts", "1")),
+    Scenario("stop_nowhere", "/usr/bin/ld: cannot find -lrocmbuild_nowhere: No such file or directory"),
     Scenario("silent_after", "/src/csrc/gemm.hip:3:10: fatal error: hipblas/hipblas.h: No such file or directory",
              chatty=False),
 )

@@ -73,6 +73,9 @@ class FailedAttempt:
     ladder: tuple[str, ...]  # the category's remedies from the catalogue
     remedies: tuple[str, ...] = ()  # applied after this attempt
     compiled: bool = True  # got as far as compiling (compiled_anything)
+    # The category's own retryability: False where only this signature has a ladder (module-not-found's
+    # install_build_requirements); when none of it could do anything, no remedy can help (exit 4).
+    category_retryable: bool = True
 
 
 @dataclass(frozen=True)
@@ -159,6 +162,8 @@ def decide(
         reason = (f"the same {last.category} failure came back ({repeated + 1} times): escalating"
                   if repeated else f"{last.category}: first remedy of its ladder")
     if remedy is None:
+        if not last.category_retryable and not any(done.values()):
+            return _stop(Outcome.NOT_RETRYABLE, f"{_spent_reason(last, done, unavailable)}: no remedy can help")
         return _stop(Outcome.FAILED, _spent_reason(last, done, unavailable))
     return _gate(Decision(remedy, None, reason), last, max_attempts, budget_left_s)
 

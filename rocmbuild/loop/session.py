@@ -214,6 +214,7 @@ class BuildSession:
         state.history.append(FailedAttempt(
             number=number, ended=outcome.ended, category=diagnosis.category,
             fingerprint=diagnosis.fingerprint(), retryable=diagnosis.retryable, ladder=diagnosis.remedies,
+            category_retryable=self.ctx.catalogue.category(diagnosis.category).retryable,
             compiled=compiled_anything(outcome.step.name if outcome.step else None,
                                        progress.done if progress else None,
                                        progress.percent if progress else None, diagnosis.category),
@@ -287,19 +288,36 @@ class BuildSession:
         now = time.monotonic()
         if self._verdict is None or self._verdict[0] != fingerprint:
             progress = watcher.furthest if watcher is not None else None
-            verdict = early_verdict(
-                current.category, current.text or "", fingerprint, current.retryable, current.remedies,
-                self.state.history, number=len(self.state.history) + 1 + self.number_offset,
-                max_attempts=self.ctx.limits.max_attempts, fail_fast=self.ctx.policy.fail_fast,
-                decisive=current.category in self.ctx.catalogue.decisive_categories(),
-                cache_on=self.ctx.cache is not None, generic_ladder=self.ctx.catalogue.generic_ladder(),
-                progress_done=progress.done if progress else None,
-                progress_percent=progress.percent if progress else None)
+            unavailable: set[str] = set()
+            while True:
+                verdict = early_verdict(
+                    current.category, current.text or "", fingerprint, current.retryable, current.remedies,
+                    self.state.history, number=len(self.state.history) + 1 + self.number_offset,
+                    max_attempts=self.ctx.limits.max_attempts, fail_fast=self.ctx.policy.fail_fast,
+                    decisive=current.category in self.ctx.catalogue.decisive_categories(),
+                    cache_on=self.ctx.cache is not None, generic_ladder=self.ctx.catalogue.generic_ladder(),
+                    progress_done=progress.done if progress else None,
+                    progress_percent=progress.percent if progress else None, unavailable=frozenset(unavailable),
+                    category_retryable=self.ctx.catalogue.category(current.category).retryable)
+                # A remedy whose own (read-only) decision is "nothing to do" (a library that is nowhere)
+                # will not be the next rung: ask the ladder again without it, as _next will.
+                if verdict.remedy is None or verdict.remedy in unavailable or self._applies(verdict.remedy, current):
+                    break
+                unavailable.add(verdict.remedy)
             self._verdict = (fingerprint, now, verdict.stop_after_s, verdict.reason)
         _, seen, after, reason = self._verdict
         if after is None or now - seen < after:
             return None
         return reason
+
+    def _applies(self, name: str, diagnosis: Diagnosis) -> bool:
+        """A remedy's own decision, without its effects (remedies are pure or read-only)."""
+        ctx = RemedyContext(run=self.ctx.services.run, cache_in_use=self.ctx.cache is not None,
+                            detect_archs=self.ctx.services.detect_arch)
+        try:
+            return REMEDIES[name](self.state.plan, diagnosis, ctx).applied
+        except Exception:  # a verdict must never break the attempt: the ladder decides after it anyway
+            return True
 
     def _run_attempt(self, number: int, plan: BuildPlan) -> AttemptResult:
 

@@ -34,6 +34,7 @@ class Verdict:
 
     stop_after_s: float | None
     reason: str
+    remedy: str | None = None  # the remedy that follows, when the decision is a retry
 
 
 GO_ON = Verdict(None, "")
@@ -52,8 +53,12 @@ def early_verdict(category: str, text: str, fingerprint: str, retryable: bool, l
                   history: Sequence[FailedAttempt], *, number: int, max_attempts: int, fail_fast: bool,
                   decisive: bool, cache_on: bool, generic_ladder: Sequence[str] = (),
                   progress_done: int | None = None, progress_percent: float | None = None,
-                  bound_s: float = RUNNING_JOBS_BOUND_S) -> Verdict:
-    """What the ladder will decide about this attempt, given the failure recognised so far. Pure."""
+                  bound_s: float = RUNNING_JOBS_BOUND_S, unavailable: frozenset[str] = frozenset(),
+                  category_retryable: bool = True) -> Verdict:
+    """What the ladder will decide about this attempt, given the failure recognised so far. Pure.
+
+    ``unavailable``: remedies already known to have nothing to do for this failure (the session asks
+    each remedy's read-only decision), so a ladder whose every rung is of no use is a stop now."""
     if category == "unknown":
         return GO_ON  # nothing recognised yet: a later line may still be the cause
     what = f"{category} ({text})" if text else category
@@ -61,12 +66,16 @@ def early_verdict(category: str, text: str, fingerprint: str, retryable: bool, l
         return Verdict(0.0, f"fail-fast: {what}")
     attempt = FailedAttempt(number=number, ended="exited", category=category, fingerprint=fingerprint,
                             retryable=retryable, ladder=tuple(ladder),
-                            compiled=compiled_anything(None, progress_done, progress_percent, category))
-    decision = decide([*history, attempt], max_attempts=max_attempts, generic_ladder=generic_ladder)
+                            compiled=compiled_anything(None, progress_done, progress_percent, category),
+                            category_retryable=category_retryable)
+    decision = decide([*history, attempt], max_attempts=max_attempts, generic_ladder=generic_ladder,
+                      unavailable=unavailable)
     if not decision.retry:
         return Verdict(0.0, f"verdict: {what}: {decision.reason}")
     if continuing_helps(decision.remedy, cache_on):
         return Verdict(bound_s, f"verdict: {what}; next: {decision.remedy} (jobs already running had up to "
-                                f"{bound_s:g}s to finish: their objects are kept for the next attempt)")
-    return Verdict(0.0, f"verdict: {what}; next: {decision.remedy} (objects compiled now would not be used)")
+                                f"{bound_s:g}s to finish: their objects are kept for the next attempt)",
+                       decision.remedy)
+    return Verdict(0.0, f"verdict: {what}; next: {decision.remedy} (objects compiled now would not be used)",
+                   decision.remedy)
 

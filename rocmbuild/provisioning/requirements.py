@@ -111,15 +111,20 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
                 argv[4:4] = ["--dry-run", "--ignore-installed"]
             before = _distributions(plan, run) if install else None
             result = run(argv, env={**plan.env, "PIP_NO_INPUT": "1"}, timeout=_INSTALL_TIMEOUT_S)
-            absent = missing_distribution(result.output) if not result.ok else None
+            # An index pip could not reach says nothing about what it lacks: that stays pip's own message.
+            absent = missing_distribution(result.output) if not result.ok and not _UNREACHABLE.search(
+                result.output) else None
             if absent is not None:
+                lacks = (f"it has no {absent}" if absent.lower() in {p.lower() for p in packages}
+                         else f"it has no {absent}, which {packages[0]} needs")
                 raise RequirementError(
-                    f"{shown(requires_from)} has no {absent}, which {', '.join(packages)} (required by "
-                    f"'{plan.recipe.name}') needs",
+                    f"could not {'install' if install else 'resolve'} {', '.join(packages)} (required by "
+                    f"'{plan.recipe.name}') from {shown(requires_from)}: {lacks}",
                     why=f"pip found no distribution of {absent} there (a dependency of {packages[0]})",
                     todo=f"add {absent} to the wheelhouse (`{plan.python} -m pip download {absent} -d DIR` on a "
                          "machine with network, for this Python and platform), or point --requires-from at an "
-                         "index that has it")
+                         f"index that has it; check with `{plan.python} -m pip download --no-deps "
+                         f"{shown(' '.join(source_args))} {absent}`")
             if not result.ok:
                 raise RequirementError(
                     f"could not {'install' if install else 'resolve'} {', '.join(packages)} (required by "
@@ -159,6 +164,8 @@ def provide(plan: BuildPlan, required: Sequence[str], requires_from: str, instal
     return provided
 
 
+_UNREACHABLE = re.compile(r"Could not fetch URL|Failed to establish a new connection|Max retries exceeded|"
+                          r"Connection refused|Name or service not known|Temporary failure in name resolution")
 _NO_DISTRIBUTION = re.compile(r"No matching distribution found for ([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
