@@ -1,7 +1,7 @@
 """Which packages this host's package manager can actually install (``apt-cache policy``).
 
 Install advice names a Debian/Ubuntu package only when the host's package sources have a
-candidate for it (issue: `apt-get install librocblas-dev` on a Debian release that has no such
+candidate for it (`apt-get install librocblas-dev` fails on a Debian release that has no such
 package); otherwise the advice says where ROCm comes from.  One ``apt-cache policy`` call for a
 set of names; answers are kept for the process, so pure callers can ask ``known()`` afterwards.
 """
