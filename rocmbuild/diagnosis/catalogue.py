@@ -44,6 +44,8 @@ missing fields from the following lines, e.g. CMake's NOTFOUND variable list),
 N following lines, e.g. ``Server does not provide clone.bundle; ignoring``),
 ``alone = true`` (a guess from circumstance: it counts only when the log shows no
 other error line that a person would read first),
+``wording`` (which tool's source the wording is taken from, e.g. ``ROCm/clr
+hipamd/src/hip_error.cpp``: signatures match a tool's message family, not one pasted phrasing),
 ``enabled = false`` (a user file switching a bundled signature off), ``advice``
 (what to do when this signature, not just its category, is the cause: it
 replaces the category's advice; ``{field}`` placeholders take the captures).
@@ -94,7 +96,7 @@ BUNDLED_NAME = "signatures.toml"
 _SIGNATURE_KEYS = {
     "id", "category", "description", "patterns", "exclude", "priority", "fallback", "retryable",
     "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within",
-    "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone",
+    "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone", "wording",
 }
 _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
 _CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
@@ -139,6 +141,7 @@ class Signature:
     dismiss: tuple[Searchable, ...] = ()
     dismiss_within: int = 2
     alone: bool = False
+    wording: str = ""  # where the wording comes from: the tool's source that prints it (file / function)
     source: str = ""
 
     def match(self, text: str) -> dict[str, str] | None:
@@ -510,6 +513,7 @@ def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signatur
         dismiss=_regexes(table.get("dismiss", []), source, label, "dismiss"),
         dismiss_within=_int(table.get("dismiss_within", 2), source, label, "dismiss_within"),
         alone=_bool(table.get("alone", False), source, label, "alone"),
+        wording=_one_line(table.get("wording", ""), source, label, "wording"),
         source=source,
     )
     return entry_id, sig
