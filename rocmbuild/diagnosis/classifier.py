@@ -72,6 +72,9 @@ _NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
 _FLAGGED_WARNING_RAW = re.compile(rb"[^\s:\x1b\r\x00]+:\d+(?::\d+)?: warning: [^\x1b\r\x00]*\[-W[^\x1b\r\x00]*\]")
 _PY_FRAME = re.compile(r'^File "(?!<)[^"]*", line \d+')  # frames of "<string>" have no source line
 _PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
+# A tool's own message (`/usr/bin/ld: cannot find -lcuda`, `collect2: error: ...`) printed into the middle of a
+# traceback by a child process: not the frame's source line, whatever line came before it.
+_TOOL_MESSAGE = re.compile(r"^(?:/[^\s:]+|[\w.+-]+)(?::\d+)*: (?!=)")
 _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
 
 # Error-looking lines, for the decisive line of an unknown failure.
@@ -147,6 +150,10 @@ class Diagnosis:
     runners_up: tuple[RunnerUp, ...] = ()
     description: str = ""
     advice: str = ""
+    # How sure the diagnosis is: "high" (a specific signature, no rival reading), "medium" (only a
+    # generic/fallback shape or a guess from circumstance spoke), "low" (unknown: nothing matched, or
+    # two categories tied on the evidence; the tied candidates are the runners-up, reason "tie").
+    confidence: str = "high"
     # What the attempt measured about memory (build/jobsizing.MemoryEvidence), for reduce_jobs; not
     # part of the fingerprint: the same failure with another peak is still the same failure.
     memory: Any = field(default=None, compare=False)
@@ -159,7 +166,8 @@ class Diagnosis:
         """A diagnosis made outside the log (stall, preflight, artifact verification)."""
         return cls(category=category, signature=signature, line=line, text=text, fields=dict(fields or {}),
                    retryable=retryable, remedies=tuple(remedies), context=tuple(context),
-                   description=description, advice=advice)
+                   description=description, advice=advice,
+                   confidence="high" if category != "unknown" else "low")
 
     @property
     def recognised(self) -> bool:
@@ -171,9 +179,18 @@ class Diagnosis:
         parts.extend(f"{k}={v}" for k, v in sorted(self.fields.items()))
         return "|".join(parts)
 
+    @property
+    def candidates(self) -> tuple[RunnerUp, ...]:
+        """For an unknown that is a tie: the readings that tied, each with the line it rests on."""
+        return tuple(r for r in self.runners_up if r.reason.startswith("tie"))
+
     def summary_json(self) -> dict[str, Any]:
-        return {"category": self.category, "signature": self.signature, "line": self.line,
-                "text": self.text, "fields": dict(self.fields), "retryable": self.retryable}
+        data = {"category": self.category, "signature": self.signature, "line": self.line,
+                "text": self.text, "fields": dict(self.fields), "retryable": self.retryable,
+                "confidence": self.confidence}
+        if self.candidates:
+            data["candidates"] = [r.to_json() for r in self.candidates]
+        return data
 
     def to_json(self) -> dict[str, Any]:
         return {**self.summary_json(), "remedies": list(self.remedies), "context": list(self.context)}
@@ -234,6 +251,29 @@ def fill_advice(advice: str, fields: Mapping[str, str]) -> str:
         return advice
 
 
+TIE_MARGIN = 2  # priorities this close, in the same rank otherwise, are the same strength of evidence
+
+
+def _tied(winner: _Match, others: Sequence[_Match], promote: bool) -> list[_Match]:
+    """The matches of other categories that are as strong as ``winner`` (a tie: no honest verdict).
+
+    As strong: specific (not a fallback), in the same rank (resource exhaustion or not, inside the
+    first FAILED block or not) and within TIE_MARGIN of its priority.  A specific winner never ties
+    with a weak reading, and a later follow-on error of another category ties only when it is as
+    specific as the winner: the earliest-line rule is for errors of one failure, not two readings.
+    A higher-priority signature on the very same line is the catalogue's refinement of the other
+    reading (conda's libstdc++ behind a GLIBCXX error), not a rival.
+    """
+    if winner.weak(promote):
+        return []
+    rank = winner.sig.priority >= GLOBAL_PRIORITY, winner.in_block
+    return [m for m in others
+            if m.sig.category != winner.sig.category and not m.weak(promote)
+            and (m.sig.priority >= GLOBAL_PRIORITY, m.in_block) == rank
+            and winner.sig.priority - m.sig.priority <= TIE_MARGIN
+            and not (m.line == winner.line and m.sig.priority < winner.sig.priority)]
+
+
 def _normalise(fields: Mapping[str, str]) -> dict[str, str]:
     out = {}
     for key, value in fields.items():
@@ -281,7 +321,8 @@ class Classifier:
             self._failed_line = number
             self._block_open = True
             want = FAILED_WINDOW
-        if before and _PY_FRAME.match(before[-1]) and not _PY_EXCEPTION.match(text):
+        if before and _PY_FRAME.match(before[-1]) and not _PY_EXCEPTION.match(text) \
+                and not _TOOL_MESSAGE.match(text):
             return want  # a traceback's source line (`raise ReadTimeoutError(...)`), never the error itself
         matched = False
         for sig in self.catalogue.plausible(text):
@@ -467,6 +508,9 @@ class Classifier:
             return self._unknown()
         candidates.sort(key=lambda m: m.key(promote), reverse=True)
         winner = candidates[0]
+        rivals = _tied(winner, candidates[1:], promote)
+        if rivals and final:
+            return self._tie(winner, rivals)
         runners = tuple(
             RunnerUp(m.sig.id, m.sig.category, m.line, m.text, self._reason(m, winner, promote))
             for m in candidates[1:])
@@ -482,16 +526,29 @@ class Classifier:
             runners_up=runners,
             description=winner.sig.description,
             advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), _normalise(winner.fields)),
+            confidence="medium" if winner.weak(promote) or winner.sig.alone else "high",
         )
+
+    def _tie(self, winner: _Match, rivals: Sequence[_Match]) -> Diagnosis:
+        """Two categories read the same evidence equally well: unknown, naming each reading and its line."""
+        tied = (winner, *rivals)
+        names = " / ".join(dict.fromkeys(m.sig.category for m in tied))
+        return Diagnosis(
+            category="unknown", line=winner.line, text=winner.text,
+            context=(*winner.before, winner.text, *winner.after),
+            runners_up=tuple(RunnerUp(m.sig.id, m.sig.category, m.line, m.text, "tie: as strong as the others")
+                             for m in tied),
+            description=f"the evidence fits {names} equally well; nothing in the log decides between them",
+            advice=self.catalogue.category("unknown").advice, confidence="low")
 
     def _unknown(self) -> Diagnosis:
         """Nothing matched: still point at the first error-looking line (tier order), with its context."""
         advice = self.catalogue.category("unknown").advice
         if not self._plain:
-            return Diagnosis(category="unknown", advice=advice)
+            return Diagnosis(category="unknown", advice=advice, confidence="low")
         plain = self._plain[min(self._plain)]
         return Diagnosis(category="unknown", line=plain.line, text=plain.text,
-                         context=(*plain.before, plain.text, *plain.after), advice=advice,
+                         context=(*plain.before, plain.text, *plain.after), advice=advice, confidence="low",
                          description="no catalogued failure matched; this is the first error-looking line")
 
     @staticmethod
