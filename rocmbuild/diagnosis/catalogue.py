@@ -90,6 +90,7 @@ REMEDY_NAMES = (
     "set_cmake_policy_minimum",
     "sync_submodules",
     "narrow_archs",
+    "refetch_download",
 )
 BUNDLED_NAME = "signatures.toml"
 
