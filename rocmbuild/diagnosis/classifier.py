@@ -76,6 +76,9 @@ _PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\
 # traceback by a child process: not the frame's source line, whatever line came before it.
 _TOOL_MESSAGE = re.compile(r"^(?:/[^\s:]+|[\w.+-]+)(?::\d+)*: (?!=)")
 _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
+# What shows a log was made on a ROCm host (for ``host = "rocm"`` readings): a ROCm path or package,
+# a ROCm torch (+rocm6.2), HIP's tools and libraries, an AMD GPU target.
+_ROCM_EVIDENCE = re.compile(r"(?i)rocm|hipcc|\bhip[_/.-]|libamdhip|\bgfx\d{3}|amdgpu|\bhsa[_-]")
 
 # Error-looking lines, for the decisive line of an unknown failure.
 _ERRORISH = re.compile(
@@ -290,8 +293,10 @@ class Classifier:
 
     raw_dismiss = _FLAGGED_WARNING_RAW  # candidate lines on_line would dismiss, told by their raw bytes
 
-    def __init__(self, catalogue: Catalogue | None = None) -> None:
+    def __init__(self, catalogue: Catalogue | None = None, host: str = "") -> None:
+        """``host``: "rocm" when the build runs on a ROCm host (a live build); "" = tell from the log."""
         self.catalogue = catalogue if catalogue is not None else load_catalogue()
+        self.host = host
         self.keywords: tuple[bytes, ...] = tuple(dict.fromkeys((*self.catalogue.keywords, *MARKER_KEYWORDS)))
         self._first: dict[str, _Match] = {}      # first (confirmed preferred) occurrence per signature
         self._in_block: dict[str, _Match] = {}   # first occurrence inside the first FAILED block
@@ -305,6 +310,7 @@ class Classifier:
         self._last = 0
         self._dirty = False
         self._current: Diagnosis | None = None
+        self._rocm_seen = host == "rocm"
 
     # -- LineHook ---------------------------------------------------------------------------------
 
@@ -395,6 +401,8 @@ class Classifier:
         if number <= self._last:
             return
         self._last = number
+        if not self._rocm_seen and _ROCM_EVIDENCE.search(text):
+            self._rocm_seen = True
         if self._open:
             self._open = [m for m in self._open if self._feed_after(m, number, text)]
         if self._confirming:
@@ -494,7 +502,8 @@ class Classifier:
                 best[match.sig.id] = match
         # A guess from circumstance ("alone") is no answer once the log shows an error line of its own.
         visible_error = any(tier < 2 for tier in self._plain)
-        candidates = [m for m in best.values() if not m.dismissed and not (m.sig.alone and visible_error)]
+        candidates = [m for m in best.values() if not m.dismissed and not (m.sig.alone and visible_error)
+                      and (not m.sig.host or self._host_shown(m))]
         if not final:
             candidates = [m for m in candidates if not m.weak(False)]
         if not candidates:
@@ -528,6 +537,10 @@ class Classifier:
             advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), _normalise(winner.fields)),
             confidence="medium" if winner.weak(promote) or winner.sig.alone else "high",
         )
+
+    def _host_shown(self, match: _Match) -> bool:
+        """Does the build's host, or the log (any line read, or the lines before the match), show ROCm?"""
+        return self._rocm_seen or any(_ROCM_EVIDENCE.search(line) for line in match.before)
 
     def _tie(self, winner: _Match, rivals: Sequence[_Match]) -> Diagnosis:
         """Two categories read the same evidence equally well: unknown, naming each reading and its line."""
@@ -573,25 +586,25 @@ class Classifier:
 
 
 def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = None,
-             exit_status: int | None = None) -> Diagnosis:
+             exit_status: int | None = None, host: str = "") -> Diagnosis:
     """Diagnose a log given as lines (or one string / bytes holding the whole log), through the
     same line scanner as a live build and ``diagnose`` (same lines, numbers and cleaning)."""
     from rocmbuild.process.logscan import scan_lines  # the watcher imports this module's values lazily too
 
     if isinstance(lines, bytes | bytearray):
-        return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status)
+        return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status, host=host)
     if isinstance(lines, str):
         lines = lines.split("\n")
-    classifier = Classifier(catalogue)
+    classifier = Classifier(catalogue, host=host)
     scan_lines(lines, classifier)
     return classifier.finish(exit_status)
 
 
 def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
-                    exit_status: int | None = None) -> Diagnosis:
+                    exit_status: int | None = None, host: str = "") -> Diagnosis:
     """Diagnose a (possibly huge) binary log stream in bounded memory, chunk by chunk."""
     from rocmbuild.process.logscan import scan_stream
 
-    classifier = Classifier(catalogue)
+    classifier = Classifier(catalogue, host=host)
     scan_stream(stream, classifier)
     return classifier.finish(exit_status)

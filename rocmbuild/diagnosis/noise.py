@@ -4,7 +4,7 @@ Used by the one line scanner (``process.watcher.LineScanner``: live, and for
 saved logs through ``process.logscan``) on every line it hands a hook.  The raw log always
 keeps the original bytes; only the copy that is matched is cleaned.  Removes
 ANSI escapes (also the bare ``[0m`` left when a log was copied without the ESC
-byte), ``\\r`` progress redraws (keeps the last redraw), a BOM and NULs, CI
+byte, or with it shown as ``←`` by the Windows console), ``\\r`` progress redraws (keeps the last redraw), a BOM and NULs, CI
 timestamps (ISO, bracketed, ``hh:mm:ss``), GitHub Actions ``##[error]`` markers,
 docker BuildKit step prefixes (``#8 245.6 ``), docker compose service prefixes
 (``vllm-1  | ``), TheRock ``[component phase]`` prefixes, pip's and uv's
@@ -31,7 +31,7 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 _LINKED_FRAME = re.compile(r"\[#(\d+)\]\([^)\s]*\)")
 # Markdown left at the end of a pasted line: fences, backticks, bold markers.
 _TRAILING_MARKUP = re.compile(r"\s*(?:`+|\*\*)\s*$")
-_BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*[mK]|\[K(?!\w)")
+_BARE_SGR = re.compile(r"←?\[\d{1,3}(?:;\d{1,3})*[mK]|←?\[K(?!\w)")
 # Leading decorations, applied repeatedly (a BuildKit prefix may follow a timestamp).
 _PREFIXES = re.compile(
     r"""^(?:

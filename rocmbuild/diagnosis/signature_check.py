@@ -64,7 +64,7 @@ def check_signatures(catalogue: Catalogue, only: Iterable[str] | None = None) ->
             if sig.match(line) is None:
                 failures.append(f"{where}: example does not match: {line!r}")
                 continue
-            got = classify([line], catalogue=catalogue)
+            got = classify([line], catalogue=catalogue, host=sig.host)  # a host-bound reading, on its host
             if got.category != sig.category:
                 failures.append(f"{where}: example is classified as {got.signature or 'unknown'} "
                                 f"({got.category}) by the whole catalogue: {line!r}")
