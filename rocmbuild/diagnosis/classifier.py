@@ -60,7 +60,7 @@ KILL_STATUSES = frozenset({137, -9})
 # Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
 # words for the decisive line of an unknown failure.
 MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",
-                                      b"FATAL")
+                                      b"FATAL", b"rocm", b"ROCm", b"ROCM")  # the last: the log shows a ROCm host
 
 _NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
 # The raw bytes of a line that on_line dismisses as a flagged compiler warning whatever its cleaned text:
