@@ -1,8 +1,8 @@
 """Downloads: a hash mismatch is fetched again once, without the cached copy; gone-for-good is never retried.
 
-The shapes: CMake's ``file DOWNLOAD HASH mismatch ... for file: [path]`` (pytorch/pytorch#169920),
-spack's ``ChecksumError`` (spack/spack#5613), pip's hash check, and HTTP 403/404/409/410 in each
-client's words (rocm-arch/rocm-arch#98, ROCm/triton#631).
+The shapes: CMake's ``file DOWNLOAD HASH mismatch ... for file: [path]`` (pytorch/pytorch#169920,
+rocm-arch/rocm-arch#875), pip's and uv's hash checks, and HTTP 403/404/409/410 in each client's words
+(rocm-arch/rocm-arch#98, ROCm/triton#631).
 """
 
 from __future__ import annotations
