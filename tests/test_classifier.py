@@ -242,7 +242,8 @@ def test_undefined_symbol_of_own_kernel_is_not_abi_mismatch() -> None:
 
 def test_cuda_library_on_rocm_box_is_a_wrong_wheel() -> None:
     # On a ROCm host (here shown by the log; a live build knows it): elsewhere it is a load-path problem.
-    got = run("torch 2.5.1+rocm6.2\nImportError: libcudart.so.12: cannot open shared object file: No such file or directory")
+    got = run("torch 2.5.1+rocm6.2\n"
+              "ImportError: libcudart.so.12: cannot open shared object file: No such file or directory")
     assert (got.category, got.retryable, got.fields["library"]) == ("toolchain_missing", False, "libcudart.so.12")
     assert any(r.category == "missing_runtime_library" for r in got.runners_up)
 

@@ -32,7 +32,8 @@ def run(text: str, host: str = "") -> Diagnosis:
     "ROCm error: invalid device function",
     "  hipLaunchKernel failed -> hipErrorInvalidDeviceFunction (kernels.hip:41)",
     "RuntimeError: HIP error: device kernel image is invalid",
-    "terminate called after throwing an instance of 'c10::Error'\n  what():  CUDA error: no kernel image is available for execution on the device",
+    "terminate called after throwing an instance of 'c10::Error'\n"
+    "  what():  CUDA error: no kernel image is available for execution on the device",
 ])
 def test_hip_runtime_error_strings_through_any_macro_are_arch_mismatch(line: str) -> None:
     got = run("[ 41%] running the test\n" + line)
@@ -68,7 +69,8 @@ def test_a_localised_sigkill_in_an_ice_is_oom_not_a_crash() -> None:
 
 def test_gcc_bug_report_banner_alone_is_a_crash() -> None:
     # gcc/diagnostic.cc's banner when the ICE line itself was not pasted.
-    got = run("make[2]: Leaving directory '/b'\nPlease submit a full bug report, with preprocessed source (by using -freport-bug).\n"
+    got = run("make[2]: Leaving directory '/b'\n"
+              "Please submit a full bug report, with preprocessed source (by using -freport-bug).\n"
               "See <file:///usr/share/doc/gcc-13/README.Bugs> for instructions.")
     assert (got.category, got.line) == ("compiler_crash", 2)
 
@@ -126,13 +128,16 @@ def test_link_time_symbol_families_are_missing_library(log: str) -> None:
 def test_ldd_not_found_is_missing_runtime_library() -> None:
     # glibc rtld's trace wording (ROCm/ROCm-OpenCL-Runtime#42)
     got = run("$ ldd libamdocl64.so\n\tlibc.so.6 => /lib/libc.so.6 (0x7f)\n\tlibhsa-runtime64.so.1 => not found")
-    assert (got.category, got.fields.get("library"), got.line) == ("missing_runtime_library", "libhsa-runtime64.so.1", 3)
+    assert (got.category, got.fields.get("library"), got.line) == (
+        "missing_runtime_library", "libhsa-runtime64.so.1", 3)
 
 
 @pytest.mark.parametrize(("log", "line"), [
     # a ctypes binding newer than its library (ROCm/amdsmi#186)
-    ("Traceback (most recent call last):\n  File \"/usr/lib64/python3.9/ctypes/__init__.py\", line 387, in __getattr__\n"
-     "    func = self.__getitem__(name)\nAttributeError: /opt/rocm-7.0.1/lib/libamd_smi.so: undefined symbol: amdsmi_new_call", 4),
+    ("Traceback (most recent call last):\n"
+     "  File \"/usr/lib64/python3.9/ctypes/__init__.py\", line 387, in __getattr__\n"
+     "    func = self.__getitem__(name)\n"
+     "AttributeError: /opt/rocm-7.0.1/lib/libamd_smi.so: undefined symbol: amdsmi_new_call", 4),
     # a C-API symbol of another Python (pytorch/pytorch#14931)
     ("python: symbol lookup error: /v/torch/lib/libtorch_python.so: undefined symbol: PySlice_Unpack", 1),
 ])
@@ -151,7 +156,8 @@ def test_a_linker_line_inside_a_traceback_is_not_a_frames_source_line() -> None:
 
 # ----------------------------------------------------------------------------- fields decide: the host
 
-CUDA_LIB = ("Traceback (most recent call last):\n  File \"/v/lib/python3.10/site-packages/torch/__init__.py\", line 176, in _load_global_deps\n"
+CUDA_LIB = ("Traceback (most recent call last):\n"
+            "  File \"/v/lib/python3.10/site-packages/torch/__init__.py\", line 176, in _load_global_deps\n"
             "    ctypes.CDLL(lib_path, mode=ctypes.RTLD_GLOBAL)\n"
             "OSError: libcudart.so.12: cannot open shared object file: No such file or directory")
 
@@ -298,7 +304,8 @@ def test_a_live_classifier_knows_its_host() -> None:
 def test_a_library_only_for_another_cpu_is_an_arch_mismatch() -> None:
     # binutils' "skipping incompatible" before "cannot find" (esmini on aarch64, a nixpkgs cross build
     # whose host ld skipped the aarch64 glib): the library exists, for another architecture.
-    got = run("/usr/bin/ld: skipping incompatible /x/lib/libosg.a when searching for -losg\n/usr/bin/ld: cannot find -losg")
+    got = run("/usr/bin/ld: skipping incompatible /x/lib/libosg.a when searching for -losg\n"
+              "/usr/bin/ld: cannot find -losg")
     assert (got.category, got.fields.get("library"), got.line) == ("arch_mismatch", "osg", 1)
 
 

@@ -237,8 +237,8 @@ def refetch_download(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyConte
     """Remove the mismatching download (when it lies in the tree) and make pip/uv fetch afresh (pure)."""
     name = "refetch_download"
     partial = _tree_relative(plan, diagnosis.fields.get("file", "") or diagnosis.fields.get("path", ""))
-    changes = [EnvChange(var, "set", value, "a download did not match its hash: no cached copy (remedy refetch_download)")
-               for var, value in _NO_CACHE if plan.env.get(var) != value]
+    why = "a download did not match its hash: no cached copy (remedy refetch_download)"
+    changes = [EnvChange(var, "set", value, why) for var, value in _NO_CACHE if plan.env.get(var) != value]
     if not changes and partial is None:
         return RemedyResult(name, False, plan, "pip/uv caches are already off and no partial download in the tree "
                             "is named: a second fetch would meet the same file")

@@ -44,7 +44,8 @@ missing fields from the following lines, e.g. CMake's NOTFOUND variable list),
 N following lines, e.g. ``Server does not provide clone.bundle; ignoring``),
 ``host = "rocm"`` (the reading holds only on a ROCm host: a CUDA library missing is a wrong,
 CUDA-flavoured package there, but a load-path problem on a CUDA box; it counts when the build knows
-its host is ROCm, or when the log itself shows ROCm), ``alone = true`` (a guess from circumstance: it counts only when the log shows no
+its host is ROCm, or when the log itself shows ROCm), ``alone = true`` (a guess from circumstance: it
+counts only when the log shows no
 other error line that a person would read first),
 ``wording`` (which tool's source the wording is taken from, e.g. ``ROCm/clr
 hipamd/src/hip_error.cpp``: signatures match a tool's message family, not one pasted phrasing),

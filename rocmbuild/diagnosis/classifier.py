@@ -188,7 +188,7 @@ class Diagnosis:
         return tuple(r for r in self.runners_up if r.reason.startswith("tie"))
 
     def summary_json(self) -> dict[str, Any]:
-        data = {"category": self.category, "signature": self.signature, "line": self.line,
+        data: dict[str, Any] = {"category": self.category, "signature": self.signature, "line": self.line,
                 "text": self.text, "fields": dict(self.fields), "retryable": self.retryable,
                 "confidence": self.confidence}
         if self.candidates:
