@@ -254,7 +254,7 @@ def fill_advice(advice: str, fields: Mapping[str, str]) -> str:
         return advice
 
 
-TIE_MARGIN = 2  # priorities this close, in the same rank otherwise, are the same strength of evidence
+TIE_MARGIN = 0  # equal priority, in the same rank otherwise: the same strength of evidence (a higher one ranks)
 
 
 def _tied(winner: _Match, others: Sequence[_Match], promote: bool) -> list[_Match]:
@@ -546,8 +546,13 @@ class Classifier:
         """Two categories read the same evidence equally well: unknown, naming each reading and its line."""
         tied = (winner, *rivals)
         names = " / ".join(dict.fromkeys(m.sig.category for m in tied))
+        # What every reading captured alike (the arch both name) is known whatever the cause.
+        common = _normalise(winner.fields)
+        for m in rivals:
+            theirs = _normalise(m.fields)
+            common = {k: v for k, v in common.items() if theirs.get(k) == v}
         return Diagnosis(
-            category="unknown", line=winner.line, text=winner.text,
+            category="unknown", line=winner.line, text=winner.text, fields=common,
             context=(*winner.before, winner.text, *winner.after),
             runners_up=tuple(RunnerUp(m.sig.id, m.sig.category, m.line, m.text, "tie: as strong as the others")
                              for m in tied),
