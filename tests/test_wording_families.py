@@ -321,3 +321,27 @@ def test_spack_checksum_failures_are_left_unknown() -> None:
     # in one thread and a flaky mirror in the other; most are the former, which no retry fixes.
     got = run("==> Error: ChecksumError: sha256 checksum failed for /tmp/spack-stage/x-1.0.tar.gz")
     assert got.category == "unknown"
+
+
+def test_a_stale_precompiled_header_is_a_stale_build() -> None:
+    # clang's err_fe_pch_file_modified (a TrinityCore build after a system header update; a spectre
+    # build after a source moved): the PCH predates a file it was built from.
+    got = run("In file included from <built-in>:1:\n"
+              "fatal error: file '/usr/include/asm/types.h' has been modified since the precompiled header "
+              "'/b/pch.h.gch' was built")
+    assert (got.category, got.line) == ("stale_build", 2)
+
+
+def test_curl_status_through_cmake_download_is_network() -> None:
+    # curl_easy_strerror's words as CMake's file(DOWNLOAD) STATUS prints them (vcpkg behind a proxy;
+    # a neovim third-party download that could not connect).
+    got = run('-- Downloading https://h/x.tar.gz... Failed. Status: 35;"SSL connect error"\n'
+              "CMake Error at scripts/cmake/vcpkg_download_distfile.cmake:156 (message):")
+    assert (got.category, got.fields.get("code"), got.line) == ("network", "35", 1)
+
+
+def test_a_container_step_killed_with_137_is_oom() -> None:
+    # docker's "returned a non-zero code: 137" (github/semantic's cabal build, Docker Desktop's memory cap)
+    got = run("Step 14/20 : RUN cabal v2-build\n"
+              "The command '/bin/sh -c cabal v2-build' returned a non-zero code: 137")
+    assert (got.category, got.line) == ("out_of_memory", 2)
