@@ -345,3 +345,17 @@ def test_a_container_step_killed_with_137_is_oom() -> None:
     got = run("Step 14/20 : RUN cabal v2-build\n"
               "The command '/bin/sh -c cabal v2-build' returned a non-zero code: 137")
     assert (got.category, got.line) == ("out_of_memory", 2)
+
+
+@pytest.mark.parametrize(("log", "category"), [
+    # runc's ENOEXEC for an image of another CPU (docker threads on arm64 hosts running amd64 images)
+    ('standard_init_linux.go:178: exec user process caused "exec format error"', "arch_mismatch"),
+    # node's NODE_MODULE_VERSION check (electron apps with addons built for the system node)
+    ("Error: The module '/x/binding.node'\nwas compiled against a different Node.js version using\n"
+     "NODE_MODULE_VERSION 57. This version of Node.js requires\nNODE_MODULE_VERSION 64.", "abi_mismatch"),
+    # V8's heap limit during a webpack build
+    ("<--- JS stacktrace --->\nFATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - "
+     "JavaScript heap out of memory", "out_of_memory"),
+])
+def test_runtime_families_outside_the_gpu_stack(log: str, category: str) -> None:
+    assert run(log).category == category
