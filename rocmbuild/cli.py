@@ -8,12 +8,11 @@ a bug prints where its crash log is and exits 70.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -163,10 +162,9 @@ def build(recipes: tuple[str, ...], **kw: Any) -> None:
     options = make_options(kw)
     if options.detach and not options.dry_run:
         options = _detach(recipes, options)
-    with _prefetched():
-        from rocmbuild.commands.app import build as run_build
+    from rocmbuild.commands.app import build as run_build
 
-        raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
+    raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
 
 
 def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
@@ -193,23 +191,9 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
 def plan(recipes: tuple[str, ...], **kw: Any) -> None:
     """Print the plan (= build --dry-run): ROCm, arch, MAX_JOBS, env diff, steps, clean paths, ladder."""
     options = make_options(kw, dry_run=True)
-    with _prefetched():
-        from rocmbuild.commands.app import show_plans
+    from rocmbuild.commands.app import show_plans
 
-        raise SystemExit(show_plans(recipes, options, dict(os.environ), _streams()))
-
-
-@contextlib.contextmanager
-def _prefetched() -> Iterator[None]:
-    """What planning asks first (ldconfig), started while the rest of rocmbuild is imported (~50 ms);
-    an answer the command did not read is waited for when it ends."""
-    from rocmbuild.host.facts import drop_prefetched_loader_dirs, prefetch_loader_dirs
-
-    prefetch_loader_dirs()
-    try:
-        yield
-    finally:
-        drop_prefetched_loader_dirs()
+    raise SystemExit(show_plans(recipes, options, dict(os.environ), _streams()))
 
 
 @cli.command()

@@ -18,8 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "rocmbuild"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("rocmbuild",),  # the package itself: its version
     ("errors", "paths"),  # the error family and exit codes; the XDG directories
-    ("digest", "options"),  # SHA-256 digests; the command's options as one value
-    ("tomlcache",),  # TOML parsed once per content
+    ("options",),  # the command's options as one value
     ("process",),  # helper commands, the PTY engine, containment, relay, display, line scanning
     ("host",),  # ROCm, GPUs, libraries, the HIP compiler
     ("services", "diagnosis"),  # the outside world as values; the catalogue, classifier and advice

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import filelock
+
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
 from rocmbuild.planning.plan import BuildPlan
@@ -170,8 +172,6 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
             if not ok:
                 return WheelResult(False, f"{wheel.name}: {detail}", log=str(log))
             published.append((wheel, _sha256(wheel)))
-        import filelock  # only a run that publishes wheels pays for its import (asyncio)
-
         with filelock.FileLock(str(target / ".manifest.lock")):
             manifest_path = target / MANIFEST
             try:
