@@ -1,4 +1,4 @@
-"""The attack table of issue 14, re-run: one line per case (held / GOT THROUGH), then held/tried.
+"""The attack table, re-run: one line per case (held / GOT THROUGH), then held/tried.
 
 usage: python benchmarks/attack.py [--only SUBSTRING] [--list]
 
@@ -11,7 +11,7 @@ Categories: stop (no survivor of any escape kind after any stop path, SIGKILL
 included), sigkill-records (records readable after SIGKILL), leftovers, clean
 (nothing outside the tree deleted), secrets, repro, lock, reader, fs, recipe,
 options (bad input exits 2), flood (memory flat), redos (a catastrophic user
-regex cannot hang the build: the classifier's bound, issue 11).
+regex cannot hang the build: the classifier's bound).
 """
 
 from __future__ import annotations
@@ -527,7 +527,7 @@ def clean_cli_bind_mount(tmp: Path) -> tuple[bool, str]:
         lost = before - {str(p) for p in outside.rglob("*")}
     events = (tmp / "run" / "events.jsonl").read_text() if (tmp / "run" / "events.jsonl").exists() else ""
     # The clean ran if it removed something or refused the mount (a clean that could remove nothing is not
-    # counted as an applied remedy since issue 12, so the refusal is the evidence).
+    # counted as an applied remedy, so the refusal is the evidence).
     removed = "remedy.applied" in events or "path.refused" in events
     return removed and not lost and "Traceback" not in proc.stderr, (
         f"clean ran: {removed}; {len(lost)} deleted outside; refusal recorded: {'path.refused' in events}")
@@ -639,7 +639,7 @@ def cases() -> list[Case]:
         ("clean: bind mount in a clean path, through the CLI", clean_cli_bind_mount),
     ]
     table += [(f"flood: {k}", flood_case(k)) for k in ("binary", "line", "lines")]
-    table.append(("redos: catastrophic user signature (issue 11)", redos))
+    table.append(("redos: catastrophic user signature", redos))
     return table
 
 

@@ -270,7 +270,7 @@ def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
         click.echo(json.dumps(summary))
     else:
         click.echo(render_summary(summary, events), nl=False)
-        if summary.get("outcome") == "running":  # a detached or killed run: where it is (issue 16)
+        if summary.get("outcome") == "running":  # a detached or killed run: where it is
             from rocmbuild.process.progress import live_state, render_live
 
             click.echo(render_live(path, live_state(path, summary, events)), nl=False)
@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _json_error(argv: list[str] | None, exit_code: int, what: str, why: str, todo: str) -> None:
-    """With --json (or ROCMBUILD_JSON), a refusal is also one JSON object on stdout (docs/design.md)."""
+    """With --json (or ROCMBUILD_JSON), a refusal is also one JSON object on stdout (docs/reference-cli.md)."""
     args = sys.argv[1:] if argv is None else argv
     wanted = "--json" in args or os.environ.get("ROCMBUILD_JSON", "").strip().lower() in ("1", "true", "yes", "on")
     if wanted:

@@ -1,4 +1,4 @@
-"""Containment (issue 14): cgroups per attempt, no survivor on any stop path, SIGKILL of rocmbuild, leftovers."""
+"""Containment: cgroups per attempt, no survivor on any stop path, SIGKILL of rocmbuild, leftovers."""
 
 from __future__ import annotations
 

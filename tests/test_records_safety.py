@@ -1,4 +1,4 @@
-"""No secrets in records, private modes, repro.sh quotes everything (issue 14, items 8 and 9)."""
+"""No secrets in records, private modes, repro.sh quotes everything."""
 
 from __future__ import annotations
 

@@ -59,7 +59,7 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
                services: Services = DEFAULT_SERVICES) -> int:
     """``plan`` / ``--dry-run``: print each plan, run the checks that need no build, exit as the run would.
 
-    Exit 2 for a missing ``requires``, 4 for a fatal preflight failure, else 0 (issue 12); the plan
+    Exit 2 for a missing ``requires``, 4 for a fatal preflight failure, else 0; the plan
     is printed either way.  Nothing is built or deleted.
     """
     plans = plan_all(names, options, environ, services)
@@ -389,7 +389,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
 
 
 def _start_record(rec: RunRecorder) -> None:
-    """The run-level keys of summary.json (docs/design.md), present from the first write (issue 12)."""
+    """The run-level keys of summary.json (docs/reference-records.md), present from the first write."""
     rec.extra.update(todo=None, stop_reason=None, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
                      finished=None, duration_s=None, rocmbuild_version=__version__, preflight=[])
 

@@ -1,6 +1,6 @@
 """What to tell a person (or a provisioning script) to do next, and the exact command to do it.
 
-One place for the text of refusals and of summary.json's ``todo`` (issue 12):
+One place for the text of refusals and of summary.json's ``todo``:
 - the exact command a refusal names (``rocmbuild torch vllm --arch gfx942``);
 - one todo for every failed preflight check at once (all missing libraries in
   one install line, not one library per rerun);

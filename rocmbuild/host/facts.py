@@ -167,7 +167,7 @@ def _llvm_bin(fs_root: Path, root: Path, layout: str) -> Path | None:
     if layout == "system":
         # Debian: /usr/lib/llvm-N/bin.  The one hipcc itself calls (HIP 5.2's hipcc.pl runs
         # clang++-15 = llvm-15), not the newest installed: llvm-19 first on PATH would give the
-        # build another clang's tools (issue 12).  Newest with a clang only when hipcc names none.
+        # build another clang's tools.  Newest with a clang only when hipcc names none.
         usr_lib = _under(fs_root, "/usr/lib")
         keyed = []
         for d in usr_lib.glob("llvm-*"):

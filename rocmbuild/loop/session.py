@@ -87,7 +87,7 @@ def attempt_steps(plan: BuildPlan) -> tuple[runner.Step, ...]:
     steps: list[runner.Step] = []
     if plan.run_prepare and plan.recipe.steps.prepare:
         steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
-        # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
+        # Modules a prepare step installs are checked once it ran, not refused before.
 
         if (check := after_prepare_command(plan)) is not None:
             steps.append(runner.Step("prepare", check))
@@ -268,8 +268,8 @@ class BuildSession:
         current = classifier.current()
         if current is None or current.category == "unknown":
             return None
-        # Besides every non-retryable failure (docs/design.md: "a non-retryable one always stops it at
-        # once"), the catalogue's decisive categories stop it the moment they are seen.
+        # Besides every non-retryable failure (docs/reference-categories.md: non-retryable categories stop
+        # at once), the catalogue's decisive categories stop it the moment they are seen.
         if (self.ctx.policy.fail_fast or not current.retryable
                 or current.category in self.ctx.catalogue.decisive_categories()):
             return f"fail-fast: {current.category} ({current.text})"

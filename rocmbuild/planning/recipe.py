@@ -1,6 +1,6 @@
 """Recipes: the frozen dataclasses and the strict TOML loader.
 
-A recipe says how to build one project (see docs/design.md, "recipe file").  The
+A recipe says how to build one project (docs/reference-recipe.md).  The
 loader checks every key against a schema: an unknown key, a wrong type or a
 missing required key is a RecipeError that names the file and the key path.
 Bundled recipes ship inside the package; user recipes in
@@ -47,7 +47,7 @@ class Steps:
     build: tuple[str, ...]
     prepare: tuple[str, ...] = ()
     verify: tuple[str, ...] = ()
-    # --wheel-dir only: commands that write the tree's wheel(s) into $WHEEL_DIR (issue 15); empty =
+    # --wheel-dir only: commands that write the tree's wheel(s) into $WHEEL_DIR; empty =
     # the default `python -m pip wheel --no-build-isolation --no-deps -w "$WHEEL_DIR" .`.
     wheel: tuple[str, ...] = ()
 

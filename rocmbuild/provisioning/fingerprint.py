@@ -1,4 +1,4 @@
-"""Build fingerprints: what makes a finished build "the same build" (issue 15, `up_to_date`).
+"""Build fingerprints: what makes a finished build "the same build" (`up_to_date`).
 
 Owns: computing a plan's fingerprint (recipe content, source revision or tree hash, arch list,
 ROCm version, HIP compiler and version, the Python that builds, and the env knobs that change the

@@ -1,6 +1,6 @@
 """Secrets out of records and consoles: one place that knows what a secret looks like.
 
-Two shapes (DESIGN.md, run records): credentials in a URL (``scheme://user:pw@host``,
+Two shapes (docs/reference-records.md): credentials in a URL (``scheme://user:pw@host``,
 ``redis://:pw@host``, ``https://TOKEN@host``) and the value of a variable whose
 name looks secret (``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*_KEY``).  Pure
 functions; records.py applies them to every event, the summary and repro.sh,

@@ -1,4 +1,4 @@
-"""What a run was built with, beyond its environment: ``facts.json`` in the run dir (issue 16).
+"""What a run was built with, beyond its environment: ``facts.json`` in the run dir.
 
 Owns collecting, once at the start of a run (before its first attempt: :func:`save_facts`),
 the facts ``report --diff`` compares between a failing run and the last good one: ROCm root and

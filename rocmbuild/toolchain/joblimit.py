@@ -1,4 +1,4 @@
-"""The global job limit (issue 16): the launcher shim, each attempt's slots, and what the slots saw.
+"""The global job limit: the launcher shim, each attempt's slots, and what the slots saw.
 
 rocmbuild routes every compile through its launcher (``launcher.py``, stdlib only, on the hot path):
 CMake's ``CMAKE_<LANG>_COMPILER_LAUNCHER`` (also in ``CMAKE_ARGS`` for vLLM) and the hipcc clang

@@ -1,4 +1,4 @@
-"""The launcher shim: the one-word command every compile starts through (issue 16's job limit).
+"""The launcher shim: the one-word command every compile starts through (the global job limit).
 
 ``install_launcher`` writes ``rocmbuild-launch`` (limit only) or ``rocmbuild-launch-ccache`` (limit,
 then the cache tool): a shell script that runs ``launcher.py`` with this interpreter, kept in the
