@@ -149,7 +149,7 @@ class Diagnosis:
     runners_up: tuple[RunnerUp, ...] = ()
     description: str = ""
     advice: str = ""
-    # What the attempt measured about memory (build/jobsizing.MemoryEvidence), for reduce_jobs; not
+    # What the attempt measured about memory (loop/jobsizing.MemoryEvidence), for reduce_jobs; not
     # part of the fingerprint: the same failure with another peak is still the same failure.
     memory: Any = field(default=None, compare=False)
 
