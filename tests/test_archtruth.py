@@ -1,4 +1,4 @@
-"""Arch truthfulness (issue 17, item 3): archs beyond the request, configure-time downgrades, `rocmbuild inspect`.
+"""Arch truthfulness: archs beyond the request, configure-time downgrades, `rocmbuild inspect`.
 
 The binaries are the example's real .so, built by hipcc for gfx90a+gfx908 (the session fixture).
 """
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import ExampleTree
 
-from rocmbuild.build.archtruth import beyond_request, downgrades
-from rocmbuild.build.artifacts import verify_artifacts
 from rocmbuild.host.arch import Targets
+from rocmbuild.verification.archtruth import beyond_request, downgrades
+from rocmbuild.verification.artifacts import verify_artifacts
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 

@@ -1,4 +1,4 @@
-"""The command line: contract options, plan, recipes, diagnose, signatures, error handling (issues 2 and 4)."""
+"""The command line: contract options, plan, recipes, diagnose, signatures, error handling."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
 
 
 def vllm_plan(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
-    """A vLLM plan on this host, where torch is not installed: printed, then refused like the run (issue 12)."""
+    """A vLLM plan on this host, where torch is not installed: printed, then refused like the run."""
     assert proc.returncode == 2, proc.stderr
     lines = proc.stdout.splitlines()
     error = json.loads(lines[-1])
@@ -199,7 +199,7 @@ def test_internal_errors_exit_70_with_a_crash_log(monkeypatch: pytest.MonkeyPatc
     def boom(*args: object, **kwargs: object) -> int:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr("rocmbuild.app.show_plans", boom)
+    monkeypatch.setattr("rocmbuild.commands.app.show_plans", boom)
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["plan", "vllm", "--arch", "gfx942"])
     assert exit_info.value.code == 70

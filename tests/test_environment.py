@@ -1,17 +1,17 @@
-"""Environment composition: pure, as data (issue 2, item 6)."""
+"""Environment composition: pure, as data."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from rocmbuild.build.environment import (
+from rocmbuild.host.rocm import Rocm
+from rocmbuild.planning.environment import (
     EnvChange,
     apply_changes,
     base_changes,
     changed_variables,
     choose_jobs,
 )
-from rocmbuild.host.rocm import Rocm
 
 GIB = 2**30
 OPT = Path("/opt/rocm-6.2.4")

@@ -1,4 +1,4 @@
-"""Plan tells the truth, durations need a unit, JSON for scripts (issue 12, items 4, 6, 7).
+"""Plan tells the truth, durations need a unit, JSON for scripts.
 
 Through the installed command with the real hipcc (HIP 5.2: accepts gfx90a, rejects gfx942), real
 pip and scripted builds (tests/fakebuild.py).
@@ -18,7 +18,7 @@ from test_e2e_ladder import FAKEBUILD, ROCMBUILD, base_env, write_recipe
 from wheels import build_wheel
 
 from rocmbuild import __version__
-from rocmbuild.build.preflight import Check
+from rocmbuild.checks.preflight import Check
 from rocmbuild.diagnosis.nextstep import exact_command, preflight_todo
 from rocmbuild.host.libraries import install_line
 

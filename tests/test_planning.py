@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 from planfactory import RECIPE
 
-from rocmbuild.build.checklist import plan_checks
-from rocmbuild.build.plan import BuildPlan, render_plan
-from rocmbuild.build.planning import at_its_turn, jobs_from_memory, make_plan, resized_jobs
-from rocmbuild.build.recipe import parse_recipe
+from rocmbuild.checks.checklist import plan_checks
 from rocmbuild.errors import RocmbuildError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.host.arch import GpuTarget, Targets
 from rocmbuild.host.facts import HostFacts
 from rocmbuild.options import BuildOptions
+from rocmbuild.planning.plan import BuildPlan, render_plan
+from rocmbuild.planning.planning import at_its_turn, jobs_from_memory, make_plan, resized_jobs
+from rocmbuild.planning.recipe import parse_recipe
 from rocmbuild.process.command import CommandResult
 from rocmbuild.services import Services
 
@@ -53,7 +53,7 @@ def test_jobs_option_and_the_callers_variable_win(tmp_path: Path) -> None:
 
 
 def test_a_later_recipe_is_sized_from_memory_measured_at_its_turn(tmp_path: Path) -> None:
-    """`rocmbuild torch vllm`: vllm's MAX_JOBS follows what torch's build left free (issue 10, item 7)."""
+    """`rocmbuild torch vllm`: vllm's MAX_JOBS follows what torch's build left free."""
     planned = plan_for(tmp_path, host=facts(cpus=32, mem_gib=64))
     assert planned.jobs > 4
     later = resized_jobs(planned, cpus=32, mem_available=9 * GIB)

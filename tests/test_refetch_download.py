@@ -12,11 +12,11 @@ from pathlib import Path
 
 from planfactory import make_plan
 
-from rocmbuild.build.effects import carry_out
-from rocmbuild.build.ladder import FailedAttempt, Outcome, decide
-from rocmbuild.build.remedies import RemedyContext, refetch_download
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import classify
+from rocmbuild.loop.effects import carry_out
+from rocmbuild.loop.ladder import FailedAttempt, Outcome, decide
+from rocmbuild.loop.remedies import RemedyContext, refetch_download
 from rocmbuild.process.command import CommandResult
 
 CAT = load_catalogue(user=False)

@@ -1,4 +1,4 @@
-"""Clean never leaves the tree: bind mounts, a concurrent dir<->symlink swapper, errors (issue 14)."""
+"""Clean never leaves the tree: bind mounts, a concurrent dir<->symlink swapper, errors."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build.effects import safe_remove
+from rocmbuild.loop.effects import safe_remove
 
 
 def _files(root: Path) -> set[str]:

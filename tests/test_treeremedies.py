@@ -1,4 +1,4 @@
-"""sync_submodules and narrow_archs (issue 17, item 2): a real git superproject with file:// remotes."""
+"""sync_submodules and narrow_archs: a real git superproject with file:// remotes."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build.effects import RunCommands, carry_out
-from rocmbuild.build.remedies import REMEDIES, RemedyContext
-from rocmbuild.build.treeremedies import narrower_archs
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.host import arch as archmod
 from rocmbuild.host.arch import Targets
+from rocmbuild.loop.effects import RunCommands, carry_out
+from rocmbuild.loop.remedies import REMEDIES, RemedyContext
+from rocmbuild.loop.treeremedies import narrower_archs
 from rocmbuild.process.command import CommandResult, capture
 from tests.planfactory import RECIPE, make_plan
 

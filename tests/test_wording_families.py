@@ -13,7 +13,7 @@ import pytest
 
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis, classify
-from rocmbuild.diagnosis.noise import clean_line
+from rocmbuild.process.noise import clean_line
 
 CAT = load_catalogue(user=False)
 

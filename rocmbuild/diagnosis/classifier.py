@@ -50,13 +50,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from rocmbuild.diagnosis.advice import fill_advice
 from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
+from rocmbuild.diagnosis.patterns import required_literal
+from rocmbuild.process.logscan import scan_lines, scan_stream
+from rocmbuild.process.memguard import KILL_STATUSES
 
 CONTEXT_BEFORE = 6
 CONTEXT_AFTER = 4
 FAILED_WINDOW = 3000  # lines after the first FAILED: watched for the end of its block
 GLOBAL_PRIORITY = 90  # resource exhaustion: wins wherever it is
-KILL_STATUSES = frozenset({137, -9})
 # Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
 # words for the decisive line of an unknown failure.
 MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",
@@ -106,7 +109,6 @@ def _not_decisive(text: str) -> bool:
     """
     global _not_decisive_literals
     if _not_decisive_literals is None:
-        from rocmbuild.diagnosis.patterns import required_literal
 
         _not_decisive_literals = tuple(required_literal(part).lower() for part in _NOT_DECISIVE_PARTS)
     literals = _not_decisive_literals
@@ -157,7 +159,7 @@ class Diagnosis:
     # generic/fallback shape or a guess from circumstance spoke), "low" (unknown: nothing matched, or
     # two categories tied on the evidence; the tied candidates are the runners-up, reason "tie").
     confidence: str = "high"
-    # What the attempt measured about memory (build/jobsizing.MemoryEvidence), for reduce_jobs; not
+    # What the attempt measured about memory (loop/jobsizing.MemoryEvidence), for reduce_jobs; not
     # part of the fingerprint: the same failure with another peak is still the same failure.
     memory: Any = field(default=None, compare=False)
 
@@ -237,21 +239,6 @@ class _Match:
 
 
 _PLAIN = Signature(id="", category="unknown", description="an error-looking line", patterns=(), keywords=())
-
-
-class _Blank(dict[str, str]):
-    def __missing__(self, key: str) -> str:
-        return "?"
-
-
-def fill_advice(advice: str, fields: Mapping[str, str]) -> str:
-    """``advice`` with ``{field}`` placeholders filled from the diagnosis's captures (``?`` when absent)."""
-    if "{" not in advice:
-        return advice
-    try:
-        return advice.format_map(_Blank(fields))
-    except (ValueError, IndexError, AttributeError):  # a user's advice with stray braces stays as written
-        return advice
 
 
 TIE_MARGIN = 0  # equal priority, in the same rank otherwise: the same strength of evidence (a higher one ranks)
@@ -594,7 +581,6 @@ def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = N
              exit_status: int | None = None, host: str = "") -> Diagnosis:
     """Diagnose a log given as lines (or one string / bytes holding the whole log), through the
     same line scanner as a live build and ``diagnose`` (same lines, numbers and cleaning)."""
-    from rocmbuild.process.logscan import scan_lines  # the watcher imports this module's values lazily too
 
     if isinstance(lines, bytes | bytearray):
         return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status, host=host)
@@ -608,7 +594,6 @@ def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = N
 def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
                     exit_status: int | None = None, host: str = "") -> Diagnosis:
     """Diagnose a (possibly huge) binary log stream in bounded memory, chunk by chunk."""
-    from rocmbuild.process.logscan import scan_stream
 
     classifier = Classifier(catalogue, host=host)
     scan_stream(stream, classifier)

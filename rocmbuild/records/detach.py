@@ -1,4 +1,4 @@
-"""``--detach``: hand the run to a background process that outlives the terminal (issue 16).
+"""``--detach``: hand the run to a background process that outlives the terminal.
 
 Owns the double fork: the first child calls ``setsid()`` (a new session with
 no controlling terminal, so closing the terminal sends it no SIGHUP), forks
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rocmbuild import paths
 from rocmbuild.errors import UsageError
+from rocmbuild.records.recorder import write_private
 
 CONSOLE_LOG = "console.log"
 PID_FILE = "rocmbuild.pid"
@@ -76,7 +77,6 @@ def detach(run_dir: Path) -> int | None:
 
 
 def _become_background(run_dir: Path) -> None:
-    from rocmbuild.records.recorder import write_private
 
     write_private(run_dir / PID_FILE, f"{os.getpid()}\n")
     null = os.open(os.devnull, os.O_RDONLY)
