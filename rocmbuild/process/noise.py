@@ -32,7 +32,7 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\
 _LINKED_FRAME = re.compile(r"\[#(\d+)\]\([^)\s]*\)")
 # Markdown left at the end of a pasted line: fences, backticks, bold markers.
 _TRAILING_MARKUP = re.compile(r"\s*(?:`+|\*\*)\s*$")
-_BARE_SGR = re.compile(r"←?\[\d{1,3}(?:;\d{1,3})*[mK]|←?\[K(?!\w)")
+_BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*[mK]|\[K(?!\w)")
 # Leading decorations, applied repeatedly (a BuildKit prefix may follow a timestamp).
 _PREFIXES = re.compile(
     r"""^(?:
@@ -64,6 +64,8 @@ def clean_line(raw: str) -> str:
         raw = parts[-1] if parts else ""
     if "\ufeff" in raw or "\x00" in raw:
         raw = raw.replace("\ufeff", "").replace("\x00", "")
+    if "←[" in raw:  # the Windows console shows a lost ESC as ← ("←[91mERROR←[0m")
+        raw = raw.replace("←[", "[")
     if "[" in raw and ("m" in raw or "K" in raw):
         raw = _BARE_SGR.sub("", raw)
     if "](" in raw:
