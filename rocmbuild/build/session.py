@@ -282,7 +282,9 @@ class BuildSession:
         from rocmbuild.build.joblimit import AttemptSlots
         from rocmbuild.process.display import Display
         from rocmbuild.process.memguard import attempt_guard
+        from rocmbuild.process.sampler import ResourceSampler
         from rocmbuild.process.watcher import Watcher
+        from rocmbuild.records.samples import SampleLog
 
         ctx = self.ctx
         log = self.rec.attempt_log(number)
@@ -296,8 +298,11 @@ class BuildSession:
         watcher = Watcher(classifier)
         memory = attempt_guard(ctx.limits.memory_reserve, self.rec, number)
         slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes one (launcher.py)
+        # The guard and, around it, the samples the HTML report draws (records/samples.py).
+        sampler = ResourceSampler(SampleLog(self.rec.run_dir), number, watcher,
+                                  memory.guard if memory is not None else None)
         limits = runner.Limits(stall_timeout_s=ctx.limits.stall_timeout_s, deadline=ctx.deadline,
-                               monitor=memory.guard if memory is not None else None)
+                               monitor=sampler)
         stream = ctx.streams.err if ctx.console.json else sys.stdout
         checked_out = False
         with Display(stream, mode=ctx.console.verbosity, attempt=number,
