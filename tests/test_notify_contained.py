@@ -25,7 +25,7 @@ from tests.test_e2e_ladder import ROCMBUILD, base_env, rocmbuild, write_recipe
 
 
 class Receiver(http.server.BaseHTTPRequestHandler):
-    received: list[dict[str, Any]] = []
+    received: list[dict[str, Any]]  # set per server (the fixture's subclass)
 
     def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length") or 0)
@@ -178,8 +178,9 @@ def test_a_secret_variable_printed_by_notify_reaches_no_record(tmp_path: Path) -
 
 def test_the_notify_command_still_gets_the_contract_variables_and_the_report(tmp_path: Path) -> None:
     out = tmp_path / "seen.json"
-    script = ("python3 -c 'import json, os, sys; s = json.load(sys.stdin); open(os.environ[\"OUT\"], \"w\")"
-              ".write(json.dumps([s[\"outcome\"], os.environ[\"ROCMBUILD_OUTCOME\"], os.environ[\"ROCMBUILD_REPORT\"]]))'")
+    script = ("python3 -c 'import json, os, sys; s = json.load(sys.stdin); e = os.environ; "
+              "open(e[\"OUT\"], \"w\").write(json.dumps([s[\"outcome\"], e[\"ROCMBUILD_OUTCOME\"], "
+              "e[\"ROCMBUILD_REPORT\"]]))'")
     proc, _ = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--notify", script,
                         env=base_env(tmp_path, OUT=str(out)))
     assert proc.returncode == 0, proc.stderr

@@ -24,9 +24,9 @@ CSS = """
 body{margin:0;font:15px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;background:var(--bg);color:var(--fg)}
 main{max-width:1040px;margin:0 auto;padding:12px}
 h1{font-size:1.3rem;margin:.2rem 0}h2{font-size:1.1rem;margin:1.4rem 0 .4rem;border-bottom:1px solid var(--line)}
-.banner{border-radius:8px;padding:12px 14px;color:#fff;background:var(--muted)}
+.banner{border-radius:8px;padding:12px 14px;color:#fff;background:var(--bad)}
 .banner.succeeded,.banner.up_to_date{background:var(--ok)}
-.banner.failed,.banner.unrecognised,.banner.gave_up,.banner.refused,.banner.error{background:var(--bad)}
+.banner.running,.banner.interrupted,.banner.none{background:#57606a}
 .banner .meta{opacity:.9;font-size:.9rem}
 .next{margin-top:10px;padding:10px 12px;border-left:4px solid var(--warn);background:var(--card);border-radius:4px}
 .next b{display:block}

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.records.htmlpage import epoch, esc, gib, page, table
-from rocmbuild.records.notifymessage import decisive, human_duration
+from rocmbuild.records.notifymessage import cured_todo, decisive, human_duration
 from rocmbuild.records.svgchart import Mark, Series, Span, clock, lane, line_chart
 
 _GOOD = ("succeeded", "up_to_date")
@@ -109,7 +109,8 @@ def _header(summary: Mapping[str, Any], run_dir: Path) -> str:
     attempts = _attempts(summary)
     arch = ";".join(str(a) for a in summary.get("arch") or [])
     line = decisive(summary)
-    todo = summary.get("todo") or ("nothing: the build succeeded and was verified" if outcome in _GOOD else "")
+    todo = (cured_todo(summary) or summary.get("todo")
+            or ("nothing: the build succeeded and was verified" if outcome in _GOOD else ""))
     parts = [f"<section class=\"banner {esc(outcome)}\" id=\"outcome\"><h1>{esc(summary.get('recipe'))} "
              f"for {esc(arch)}: {esc(outcome)}</h1><div class=\"meta\">exit {esc(summary.get('exit_code'))} · "
              f"{len(attempts)} attempt(s) · {esc(human_duration(summary.get('duration_s')))} · started "
@@ -161,12 +162,14 @@ def _charts(samples: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], ev
     jobs = tuple((s["t"] - start, float(s["jobs"])) for s in samples if isinstance(s.get("jobs"), int))
     paused = tuple((s["t"] - start, float(s["paused"])) for s in samples if isinstance(s.get("paused"), int))
     jobs_max = max([v for _, v in jobs + paused] or [1.0])
-    progress = line_chart("build progress (ninja/make N/M, CMake %)", [Series("progress", "s-prog",
-                          tuple(progress_points))], duration=duration, y_max=100.0,
-                          y_format=lambda v: f"{v:.0f}%", spans=pauses, marks=marks, height=160, css="progress")
+    progress = (line_chart("build progress (ninja/make N/M, CMake %)", [Series("progress", "s-prog",
+                           tuple(progress_points))], duration=duration, y_max=100.0,
+                           y_format=lambda v: f"{v:.0f}%", spans=pauses, marks=marks, height=160, css="progress")
+                if progress_points else "<p class=\"muted\">no progress counter (ninja [N/M], CMake [NN%]) "
+                                        "was printed while samples were taken</p>")
     jobs_chart = line_chart("compile jobs running, and paused by the memory guard",
                             [Series("running", "s-jobs", jobs), Series("paused", "s-paused", paused)],
-                            duration=duration, y_max=max(jobs_max, 1.0), y_format=lambda v: f"{v:.0f}",
+                            duration=duration, y_max=max(jobs_max, 1.0), y_format=lambda v: f"{v:g}",
                             spans=pauses, marks=marks, height=160, css="jobs")
     least = min(avail, key=lambda p: p[1]) if avail else None
     last = samples[-1]

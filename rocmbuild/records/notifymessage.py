@@ -50,6 +50,35 @@ def decisive(summary: Mapping[str, Any]) -> str | None:
     return str(diagnosis.get("text")) if isinstance(diagnosis, Mapping) and diagnosis.get("text") else None
 
 
+def cure(summary: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]] | None:
+    """After a failed-then-cured run: the last cured failure's attempt and what its remedy set (pure)."""
+    if summary.get("outcome") not in ("succeeded", "up_to_date"):
+        return None
+    attempts = [a for a in summary.get("attempts") or [] if isinstance(a, Mapping)]
+    for index in range(len(attempts) - 2, -1, -1):
+        attempt = attempts[index]
+        if isinstance(attempt.get("diagnosis"), Mapping) and attempt.get("remedies"):
+            before = attempt.get("env") if isinstance(attempt.get("env"), Mapping) else {}
+            after = attempts[index + 1].get("env")
+            after = after if isinstance(after, Mapping) else {}
+            changes = [f"{k}={after[k]}" for k in sorted(after) if before.get(k) != after[k]]
+            return attempt, changes
+    return None
+
+
+def cured_todo(summary: Mapping[str, Any]) -> str | None:
+    """The next step after a cured failure: make the cure part of the command, so no attempt fails next time."""
+    found = cure(summary)
+    if found is None:
+        return None
+    attempt, changes = found
+    remedies = ", ".join(str(r) for r in attempt.get("remedies") or [])
+    if changes:
+        return (f"nothing is broken; attempt {attempt.get('number')} failed and {remedies} cured it. To start "
+                f"right next time, set {'; '.join(changes[:4])} (the remedy's change) in the build's environment")
+    return f"nothing is broken; attempt {attempt.get('number')} failed and {remedies} cured it"
+
+
 def build_message(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]], report: str) -> Message:
     outcome = str(summary.get("outcome") or "unknown")
     recipe = str(summary.get("recipe") or "?")
@@ -60,16 +89,17 @@ def build_message(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]
     lines = [f"outcome: {outcome} (exit {summary.get('exit_code')}) after {len(attempts)} attempt(s), "
              f"{human_duration(summary.get('duration_s'))}",
              f"recipe: {recipe}, arch: {arch}"]
-    cured = [a for a in attempts[:-1] if isinstance(a.get("diagnosis"), Mapping)]
-    if not failed and cured:
-        last_cure = cured[-1]
-        diagnosis = last_cure["diagnosis"]
-        lines.append(f"cured: {diagnosis.get('category')} ({diagnosis.get('signature')}) by "
-                     f"{', '.join(str(r) for r in last_cure.get('remedies') or []) or '?'}")
+    found = cure(summary)
+    if found is not None:
+        attempt, _ = found
+        diagnosis = attempt["diagnosis"]
+        remedies = ", ".join(str(r) for r in attempt.get("remedies") or [])
+        lines.append(f"decisive line (attempt {attempt.get('number')}, cured by {remedies}): "
+                     f"{_clip(str(diagnosis.get('text')))}")
     line = decisive(summary)
     if line:
         lines.append(f"decisive line: {_clip(line)}")
-    todo = summary.get("todo")
+    todo = cured_todo(summary) or summary.get("todo")
     if todo:
         lines.append(f"next step: {_clip(str(todo), 600)}")
     lines.append(f"report: {report}")

@@ -1,0 +1,193 @@
+"""The morning after, as a person sees it: report and history pages rendered in headless Chromium.
+
+The overnight-style run is the bundled HIP example with its real link failure, cured by the ladder,
+with the memory guard on and its reserve set above what is available, so that it really pauses
+compile jobs; the notification goes to a JSON webhook on 127.0.0.1.  The pages are checked in the
+DOM (outcome, timeline, charts), in the console (nothing: no script, no blocked load) and in the
+screenshot's pixels (the banner, the failed and the cured attempt, the memory line).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from rocmbuild.records.htmlreport import render_report
+from rocmbuild.records.samples import MAX_SAMPLES, SAMPLES_FILE, SampleLog, load_samples
+from tests import browser
+from tests.test_example_e2e import EXAMPLE, ROCMBUILD, env_for
+from tests.test_notify_contained import receiver  # noqa: F401  (the fixture)
+
+GREEN, RED, BLUE = (0x1A, 0x7F, 0x37), (0xCF, 0x22, 0x2E), (0x09, 0x69, 0xDA)
+
+
+def test_ten_hours_of_samples_stay_bounded_and_keep_the_dip(tmp_path: Path) -> None:
+    log = SampleLog(tmp_path)
+    start = 1_800_000_000.0
+    for i in range(18_000):  # 10 hours, one sample every 2 s
+        avail = 1_000_000 if i == 1234 else 8_000_000_000 - i
+        log.add({"t": start + 2 * i, "attempt": 1, "avail": avail, "jobs": 4, "paused": 3 if i == 1234 else 0})
+    lines = (tmp_path / SAMPLES_FILE).read_text().splitlines()
+    assert len(lines) <= MAX_SAMPLES
+    assert (tmp_path / SAMPLES_FILE).stat().st_size < 300_000
+    samples = load_samples(tmp_path)
+    assert samples[0]["t"] - start < 3600 and samples[-1]["t"] == start + 2 * 17_999  # the whole night, both ends
+    dip = min(samples, key=lambda s: s["avail"])
+    assert dip["avail"] == 1_000_000 and dip["paused"] == 3  # the low point before an OOM survives thinning
+
+
+def test_corrupt_sample_lines_are_skipped(tmp_path: Path) -> None:
+    (tmp_path / SAMPLES_FILE).write_bytes(b'{"t": 1, "avail": 5}\n\xff\xfe\n[1]\n{"t": "x"}\n{"t": 2, "avail": true}\n'
+                                          + b"[" * 100_000 + b"\n")
+    assert load_samples(tmp_path) == [{"t": 1, "avail": 5}]
+
+
+HOSTILE = '</pre><script>alert(1)</script><img src="http://127.0.0.1:9/x" onerror="x()">\x1b]52;c;AAAA\x07'
+
+
+def _tags(dom: str) -> list[tuple[str, list[str]]]:
+    """Every element of the rendered DOM and its attribute names."""
+    from html.parser import HTMLParser
+
+    found: list[tuple[str, list[str]]] = []
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.append((tag, [name for name, _ in attrs]))
+
+    Collect().feed(dom)
+    return found
+
+
+def test_hostile_build_output_is_text_in_the_page_and_the_console_stays_silent(tmp_path: Path) -> None:
+    summary: dict[str, Any] = {
+        "recipe": "torch<b>", "arch": ["gfx942"], "outcome": "unrecognised", "exit_code": 3, "todo": HOSTILE,
+        "started": "2026-12-01T01:00:00+00:00", "finished": "2026-12-01T02:00:00+00:00", "duration_s": 3600,
+        "attempts": [{"number": 1, "started": "2026-12-01T01:00:00+00:00", "duration_s": 3500, "ended": "exited",
+                      "exit_code": 1, "log": "attempt-1.log", "remedies": [],
+                      "diagnosis": {"category": "unknown", "signature": None, "line": 9, "text": HOSTILE}}]}
+    events = [{"event": "failure.diagnosed", "attempt": 1, "context": ["make: ***", HOSTILE],
+               "timestamp": "2026-12-01T01:58:00+00:00"}]
+    page = tmp_path / "report.html"
+    page.write_text(render_report(summary, events, [], tmp_path))
+    rendered = browser.dump_dom(page)
+    tags = _tags(rendered.dom)
+    assert not {"script", "img", "iframe", "object"} & {name for name, _ in tags}
+    assert not [a for _, attrs in tags for a in attrs if a.startswith("on")]
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in rendered.dom
+    assert "\x1b" not in rendered.dom and "]52;" not in rendered.dom
+    assert rendered.console == [], rendered.console
+
+
+def test_the_console_check_sees_a_page_that_breaks_the_rules(tmp_path: Path) -> None:
+    page = tmp_path / "bad.html"
+    page.write_text("<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">"
+                    "<script>console.error('boom')</script><p>x</p>")
+    assert browser.dump_dom(page).console, "the console check would miss a blocked script"
+
+
+def _example(tmp: Path, source: Path, run: str, url: str) -> subprocess.CompletedProcess[str]:
+    total = psutil.virtual_memory().total
+    reserve = f"{(total >> 20) - 256}M"  # above what is available: the guard pauses for real
+    argv = [ROCMBUILD, "example", "--arch", "gfx90a", "--source", str(source), "--run-dir", str(tmp / run),
+            "--memory-reserve", reserve, "--notify", url]
+    return subprocess.run(argv, env=env_for(tmp), capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.hip
+def test_the_morning_after_a_failed_then_cured_night(tmp_path: Path, receiver: Any) -> None:  # noqa: F811
+    port, received = receiver
+    url = f"json://127.0.0.1:{port}/night"
+    for night in ("run1", "run2"):  # two nights, each a fresh tree: the same failure, the same cure
+        source = tmp_path / f"hipvec-{night}"
+        shutil.copytree(EXAMPLE, source, ignore=shutil.ignore_patterns("build", "*.so", "lib", "__pycache__"))
+        proc = _example(tmp_path, source, night, url)
+        assert proc.returncode == 0, proc.stderr
+    run = tmp_path / "run2"
+    summary = json.loads((run / "summary.json").read_text())
+    assert [a["diagnosis"]["category"] if a["diagnosis"] else None for a in summary["attempts"]] == \
+        ["missing_library", None]
+    events = [json.loads(x) for x in (run / "events.jsonl").read_text().splitlines()]
+    assert any(e["event"] == "memory.paused" for e in events), "the guard did not pause: no pause to show"
+    samples = load_samples(run)
+    assert {s["attempt"] for s in samples} == {1, 2} and all(s["avail"] > 0 for s in samples)
+
+    # The notification: outcome, the decisive line, the next step and where the report is.
+    assert len(received) == 2
+    message = received[-1]["body"]["message"]
+    assert "outcome: succeeded" in message
+    assert "cannot find -lhipvecmath" in message and "cured by add_library_paths" in message
+    assert "next step: " in message and "LIBRARY_PATH=" in message
+    assert f"report: {run / 'report.html'}" in message
+
+    # The pages, through the command a person types.
+    report = tmp_path / "morning.html"
+    history = tmp_path / "history.html"
+    env = env_for(tmp_path)
+    for argv in ([ROCMBUILD, "report", str(run), "--html", "-o", str(report)],
+                 [ROCMBUILD, "history", "--html", "-o", str(history)]):
+        proc = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+        assert proc.returncode == 0, proc.stderr
+    rendered = browser.dump_dom(report)
+    assert rendered.console == [], rendered.console
+    dom = rendered.dom
+    assert "example for gfx90a: succeeded" in dom
+    assert 'id="timeline"' in dom and dom.count('class="att-bad"') >= 1 and dom.count('class="att-ok"') >= 1
+    assert 'class="chart memory"' in dom and 'class="s-avail"' in dom
+    assert 'class="pause"' in dom  # the guard's pause, shaded on the charts and the timeline
+    assert "cannot find -lhipvecmath" in dom and "add_library_paths" in dom and "LIBRARY_PATH" in dom
+    assert "gfx90a" in dom.split('id="verified"')[1]
+    assert "Against the last good run" in dom and str(tmp_path / "run1") in dom
+
+    shot = tmp_path / "morning.png"
+    assert browser.screenshot(report, shot) == []
+    assert shot.stat().st_size > 20_000 and browser.distinct_colours(shot) > 50
+    assert browser.colour_count(shot, GREEN) > 20_000      # the outcome banner and the cured attempt
+    assert browser.colour_count(shot, RED, tolerance=16) > 2_000  # the failed attempt on the timeline
+    assert browser.colour_count(shot, BLUE, tolerance=16) > 300   # the memory line
+
+    rendered = browser.dump_dom(history)
+    assert rendered.console == [], rendered.console
+    assert "ld-cannot-find-library" in rendered.dom and "add_library_paths (2)" in rendered.dom
+    assert 'class="chart durations"' in rendered.dom and "100%" in rendered.dom
+    shot = tmp_path / "history.png"
+    assert browser.screenshot(history, shot, height=1400) == []
+    assert browser.colour_count(shot, GREEN) > 5_000 and browser.distinct_colours(shot) > 30
+
+
+PROGRESS_RECIPE = """
+name = "steps"
+packages = []
+[steps]
+build = ["for i in 1 2 3 4 5 6; do echo \\"[$i/6] Building CXX object part$i.o\\"; sleep 0.7; done"]
+"""
+
+
+def test_samples_follow_a_build_s_progress_and_the_page_draws_it(tmp_path: Path) -> None:
+    from tests.test_e2e_ladder import base_env
+
+    recipe = tmp_path / "steps.toml"
+    recipe.write_text(PROGRESS_RECIPE)
+    (tmp_path / "src").mkdir()
+    run = tmp_path / "run"
+    proc = subprocess.run([ROCMBUILD, str(recipe), "--source", str(tmp_path / "src"), "--run-dir", str(run),
+                           "--arch", "gfx90a", "--skip-preflight", "--no-cache"], env=base_env(tmp_path),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    samples = load_samples(run)
+    assert len(samples) >= 2
+    done = [s["done"] for s in samples if "done" in s]
+    assert done and done == sorted(done) and done[-1] >= 3 and {s["of"] for s in samples if "of" in s} == {6}
+    assert all(s["attempt"] == 1 and s["total"] >= s["avail"] > 0 and s["load"] >= 0 for s in samples)
+    page = tmp_path / "page.html"
+    assert subprocess.run([ROCMBUILD, "report", str(run), "--html", "-o", str(page)], env=base_env(tmp_path),
+                          capture_output=True, timeout=60).returncode == 0
+    rendered = browser.dump_dom(page)
+    assert 'class="chart progress"' in rendered.dom and 'class="s-prog"' in rendered.dom
+    assert rendered.console == []
