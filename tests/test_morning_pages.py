@@ -65,6 +65,7 @@ def _tags(dom: str) -> list[tuple[str, list[str]]]:
     return found
 
 
+@pytest.mark.browser
 def test_hostile_build_output_is_text_in_the_page_and_the_console_stays_silent(tmp_path: Path) -> None:
     summary: dict[str, Any] = {
         "recipe": "torch<b>", "arch": ["gfx942"], "outcome": "unrecognised", "exit_code": 3, "todo": HOSTILE,
@@ -85,6 +86,7 @@ def test_hostile_build_output_is_text_in_the_page_and_the_console_stays_silent(t
     assert rendered.console == [], rendered.console
 
 
+@pytest.mark.browser
 def test_the_console_check_sees_a_page_that_breaks_the_rules(tmp_path: Path) -> None:
     page = tmp_path / "bad.html"
     page.write_text("<!DOCTYPE html><meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'\">"
@@ -101,6 +103,7 @@ def _example(tmp: Path, source: Path, run: str, url: str) -> subprocess.Complete
 
 
 @pytest.mark.hip
+@pytest.mark.browser
 def test_the_morning_after_a_failed_then_cured_night(tmp_path: Path, receiver: Any) -> None:  # noqa: F811
     port, received = receiver
     url = f"json://127.0.0.1:{port}/night"
@@ -169,6 +172,7 @@ build = ["for i in 1 2 3 4 5 6; do echo \\"[$i/6] Building CXX object part$i.o\\
 """
 
 
+@pytest.mark.browser
 def test_samples_follow_a_build_s_progress_and_the_page_draws_it(tmp_path: Path) -> None:
     from tests.test_e2e_ladder import base_env
 

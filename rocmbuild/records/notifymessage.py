@@ -58,9 +58,9 @@ def cure(summary: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]] | No
     for index in range(len(attempts) - 2, -1, -1):
         attempt = attempts[index]
         if isinstance(attempt.get("diagnosis"), Mapping) and attempt.get("remedies"):
-            before = attempt.get("env") if isinstance(attempt.get("env"), Mapping) else {}
-            after = attempts[index + 1].get("env")
-            after = after if isinstance(after, Mapping) else {}
+            raw_before, raw_after = attempt.get("env"), attempts[index + 1].get("env")
+            before: Mapping[str, Any] = raw_before if isinstance(raw_before, Mapping) else {}
+            after: Mapping[str, Any] = raw_after if isinstance(raw_after, Mapping) else {}
             changes = [f"{k}={after[k]}" for k in sorted(after) if before.get(k) != after[k]]
             return attempt, changes
     return None
