@@ -310,8 +310,10 @@ def _write_page(text: str, output: str | None, default: Path) -> None:
     target = Path(output).expanduser() if output else default
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
+        from rocmbuild.records.recorder import write_private
+
         tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
+        write_private(tmp, text)  # private like the records it is made of (chmod it to share it)
         tmp.replace(target)
     except OSError as exc:
         raise UsageError(f"cannot write {target}", why=exc.strerror or str(exc),

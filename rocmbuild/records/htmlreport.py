@@ -301,8 +301,10 @@ def write_report(run_dir: Path, output: Path | None) -> Path | None:
     text = report_html(run_dir)
     if output is None:
         return None
+    from rocmbuild.records.recorder import write_private
+
     tmp = output.with_name(f".{output.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
+    write_private(tmp, text)  # a record of the run dir: private like the others
     tmp.replace(output)
     return output
 

@@ -101,12 +101,15 @@ class SampleLog:
         """Record one sample; a write that fails (disk full) loses the sample, never the build."""
         row = {k: v for k, v in sample.items() if v is not None}
         self.samples.append(row)
+        from rocmbuild.records.recorder import PRIVATE_FILE, write_private
+
         with contextlib.suppress(OSError):
             if len(self.samples) >= self.limit:
                 self.samples = thin(self.samples)
                 tmp = self.path.with_name(f".{SAMPLES_FILE}.tmp")
-                tmp.write_text("".join(json.dumps(s) + "\n" for s in self.samples), encoding="utf-8")
+                write_private(tmp, "".join(json.dumps(s) + "\n" for s in self.samples))
                 os.replace(tmp, self.path)
-            else:
-                with self.path.open("a", encoding="utf-8") as handle:
+            else:  # records are private, whatever the umask (like every file of the run dir)
+                fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, PRIVATE_FILE)
+                with os.fdopen(fd, "a", encoding="utf-8") as handle:
                     handle.write(json.dumps(row) + "\n")
