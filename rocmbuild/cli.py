@@ -166,7 +166,7 @@ def build(recipes: tuple[str, ...], **kw: Any) -> None:
     if options.detach and not options.dry_run:
         options = _detach(recipes, options)
     with _prefetched():
-        from rocmbuild.app import build as run_build
+        from rocmbuild.commands.app import build as run_build
 
         raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
 
@@ -175,7 +175,7 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
     """--detach: check what is cheap to check here, fork; the parent prints and exits 0 (detach.py)."""
     from dataclasses import replace
 
-    from rocmbuild.build.planning import load_recipes
+    from rocmbuild.planning.planning import load_recipes
     from rocmbuild.records.detach import CONSOLE_LOG, detach, detached_run_dir
 
     load_recipes(recipes)  # a bad recipe name is exit 2 here, not a line in a log nobody reads
@@ -196,7 +196,7 @@ def plan(recipes: tuple[str, ...], **kw: Any) -> None:
     """Print the plan (= build --dry-run): ROCm, arch, MAX_JOBS, env diff, steps, clean paths, ladder."""
     options = make_options(kw, dry_run=True)
     with _prefetched():
-        from rocmbuild.app import show_plans
+        from rocmbuild.commands.app import show_plans
 
         raise SystemExit(show_plans(recipes, options, dict(os.environ), _streams()))
 
@@ -238,7 +238,7 @@ def diagnose(logs: tuple[str, ...], as_json: bool, explain: bool) -> None:
 def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler: str | None,
            wheel_dir: str | None, requires_from: str | None, cache_remote: str | None) -> None:
     """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS, fleet settings."""
-    from rocmbuild.host.doctor import run_doctor
+    from rocmbuild.commands.doctor import run_doctor
 
     raise SystemExit(run_doctor(arch=arch, rocm_path=rocm_path, as_json=as_json, environ=dict(os.environ),
                                 out=sys.stdout, hip_compiler=hip_compiler, wheel_dir=wheel_dir,
@@ -249,7 +249,7 @@ def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per recipe")
 def recipes_cmd(as_json: bool) -> None:
     """List the bundled and user recipes."""
-    from rocmbuild.build.recipe import available_recipes, find_recipe
+    from rocmbuild.planning.recipe import available_recipes, find_recipe
 
     for name, path in available_recipes().items():
         try:
@@ -327,7 +327,7 @@ def _write_page(text: str, output: str | None, default: Path) -> None:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object: every binary and its gfx targets")
 def inspect_cmd(paths: tuple[str, ...], as_json: bool) -> None:
     """The gfx targets of every code object in wheels, directories or .so files. Exit 0, 2 on bad input."""
-    from rocmbuild.build.codeobjects import run_inspect
+    from rocmbuild.verification.codeobjects import run_inspect
 
     raise SystemExit(run_inspect(paths, as_json=as_json, out=sys.stdout))
 
@@ -370,7 +370,7 @@ def history(recipe: str | None, stats: bool, as_json: bool, as_html: bool, outpu
 @click.argument("run_dir")
 def resume(run_dir: str) -> None:
     """Continue an interrupted or killed run in RUN_DIR where it stopped (same run dir, remedies kept)."""
-    from rocmbuild.resuming import resume_run
+    from rocmbuild.commands.resuming import resume_run
 
     raise SystemExit(resume_run(run_dir, dict(os.environ), _streams()))
 

@@ -26,6 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 
+from rocmbuild.process import containment
+from rocmbuild.process.containment import AttemptGroup
+
 TAIL_BYTES = 8192        # output kept (the end of it): enough for the record of a failure
 READ_CHUNK = 65536
 DRAIN_AFTER_EXIT_S = 0.2  # output still in flight when the child exits is read this long, no longer
@@ -86,8 +89,6 @@ def run_contained(argv: Sequence[str], *, stdin: bytes, env: Mapping[str, str], 
                   group_key: Path | None = None, tail: int = TAIL_BYTES,
                   clock: Callable[[], float] = time.monotonic) -> Contained:
     """Run ``argv`` contained (see the module doc); ``group_key`` keys its cgroup (default ``cwd``)."""
-    from rocmbuild.process import containment
-
     timeout_s = min(max(timeout_s, 0.0), MAX_TIMEOUT_S)
     group = containment.AttemptGroup.create(group_key or cwd)
     procs_file = group.procs_file if group is not None else None
@@ -163,10 +164,8 @@ def run_contained(argv: Sequence[str], *, stdin: bytes, env: Mapping[str, str], 
                      dropped, leftovers, None)
 
 
-def _end_all(proc: subprocess.Popen[bytes], group: object, exited: bool) -> int:
+def _end_all(proc: subprocess.Popen[bytes], group: AttemptGroup | None, exited: bool) -> int:
     """Kill the child's session and cgroup; how many processes were left after it exited."""
-    from rocmbuild.process.containment import AttemptGroup
-
     left = 0
     if isinstance(group, AttemptGroup):
         left = len([p for p in group.pids() if p != proc.pid]) if exited else 0

@@ -4,7 +4,8 @@ Owns what one sample measures (records/samples.py owns the file): the memory the
 get and its step's cgroup usage, the load, the compile jobs running and those the memory guard
 paused, and the build's progress from the watcher.  It is a ``runner.TreeMonitor`` that wraps the
 memory guard (or nothing, with ``--memory-reserve off``): the guard is polled first and at every
-tick, the sample is taken only when due, so sampling never delays a pause.
+tick, the sample is taken only when due, so sampling never delays a pause.  Each sample goes to a
+callable (the loop hands it the run dir's ``SampleLog.add``).
 """
 
 from __future__ import annotations
@@ -14,19 +15,22 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from rocmbuild.records.samples import INTERVAL_S, SampleLog
+from rocmbuild.process.memguard import cgroup_memory, read_memory, tree_procs
 
 if TYPE_CHECKING:
     from rocmbuild.process.runner import TreeMonitor
     from rocmbuild.process.watcher import Watcher
 
+INTERVAL_S = 2.0  # one sample every this many seconds while a step runs
+
 
 class ResourceSampler:
     """A TreeMonitor: the inner monitor (the memory guard) plus one sample every ``interval`` seconds."""
 
-    def __init__(self, log: SampleLog, attempt: int, watcher: Watcher, inner: TreeMonitor | None = None,
-                 interval: float = INTERVAL_S, clock: Callable[[], float] = time.monotonic) -> None:
-        self.log = log
+    def __init__(self, record: Callable[[dict[str, Any]], None], attempt: int, watcher: Watcher,
+                 inner: TreeMonitor | None = None, interval: float = INTERVAL_S,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.record = record  # where a sample goes (records/samples.py's SampleLog.add)
         self.attempt = attempt
         self.watcher = watcher
         self.inner = inner
@@ -41,15 +45,13 @@ class ResourceSampler:
         if now < self.next_sample:
             return
         self.next_sample = now + self.interval
-        self.log.add(self.measure(root_pid))
+        self.record(self.measure(root_pid))
 
     def release(self) -> None:
         if self.inner is not None:
             self.inner.release()
 
     def measure(self, root_pid: int) -> dict[str, Any]:
-        from rocmbuild.process.memguard import cgroup_memory, read_memory, tree_procs
-
         reading = read_memory(root_pid)
         paused = set(getattr(self.inner, "paused", {}) or {})
         procs = tree_procs(root_pid)

@@ -14,8 +14,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rocmbuild.errors import RocmbuildError
 from rocmbuild.records.htmlpage import epoch, esc, gib, page, table
 from rocmbuild.records.notifymessage import cured_todo, decisive, human_duration
+from rocmbuild.records.recorder import load_run, write_private
+from rocmbuild.records.rundiff import diff_runs, last_good_run
+from rocmbuild.records.samples import load_samples
 from rocmbuild.records.svgchart import Mark, Series, Span, clock, lane, line_chart
 
 _GOOD = ("succeeded", "up_to_date")
@@ -301,8 +305,6 @@ def write_report(run_dir: Path, output: Path | None) -> Path | None:
     text = report_html(run_dir)
     if output is None:
         return None
-    from rocmbuild.records.recorder import write_private
-
     tmp = output.with_name(f".{output.name}.tmp")
     write_private(tmp, text)  # a record of the run dir: private like the others
     tmp.replace(output)
@@ -311,16 +313,10 @@ def write_report(run_dir: Path, output: Path | None) -> Path | None:
 
 def report_html(run_dir: Path) -> str:
     """The page of ``run_dir``, with the diff against the last good run of its recipe when there is one."""
-    from rocmbuild.errors import RocmbuildError
-    from rocmbuild.records.recorder import load_run
-    from rocmbuild.records.samples import load_samples
-
     summary, events = load_run(run_dir)
     diff: Mapping[str, Any] | None = None
     note = None
     try:
-        from rocmbuild.records.rundiff import diff_runs, last_good_run
-
         diff = diff_runs(run_dir, last_good_run(run_dir, summary)).to_json()
     except RocmbuildError as exc:
         note = exc.what

@@ -30,6 +30,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from rocmbuild.process.contained import run_contained
+from rocmbuild.records.htmlreport import write_report
+from rocmbuild.records.notifymessage import build_message
+from rocmbuild.records.recorder import write_private
+from rocmbuild.records.redact import redact, redact_secret_values, redact_text, redact_urls
+
 DEFAULT_NOTIFY_TIMEOUT_S = 60.0
 MAX_SUMMARY_BYTES = 16 << 20      # a summary bigger than this is not parsed for the message
 REPORT_FILE = "report.html"
@@ -93,8 +99,6 @@ def _read_summary(run_dir: Path) -> tuple[str, dict[str, Any]]:
 def _write_report(run_dir: Path) -> Path | None:
     """report.html in the run dir (best effort: a page that cannot be written is no reason not to notify)."""
     try:
-        from rocmbuild.records.htmlreport import write_report
-
         return write_report(run_dir, run_dir / REPORT_FILE)
     except Exception:  # the notification matters more than the page
         return None
@@ -103,15 +107,10 @@ def _write_report(run_dir: Path) -> Path | None:
 def run_notify(command: str, run_dir: Path, environ: Mapping[str, str],
                timeout_s: float = DEFAULT_NOTIFY_TIMEOUT_S) -> NotifyResult:
     """Send the notification (command or URLs), contained; record the result in the run dir."""
-    from rocmbuild.process.contained import run_contained
-    from rocmbuild.records.redact import redact_secret_values, redact_text, redact_urls
-
     text, summary = _read_summary(run_dir)
     report = _write_report(run_dir)
     urls = notification_urls(command)
     if urls is not None:
-        from rocmbuild.records.notifymessage import build_message
-
         message = build_message(summary, (), str(report or run_dir))
         argv = [sys.executable, "-m", "rocmbuild.records.notifysend"]
         stdin = json.dumps({"urls": urls, "title": message.title, "body": message.body,
@@ -145,8 +144,6 @@ def run_notify(command: str, run_dir: Path, environ: Mapping[str, str],
 
 def _record(run_dir: Path, result: NotifyResult) -> None:
     """Add ``notify`` to summary.json (atomically) and a ``notify.finished`` event; the run is over."""
-    from rocmbuild.records.recorder import write_private
-    from rocmbuild.records.redact import redact
 
     data = redact(asdict(result))
     summary_path = run_dir / "summary.json"

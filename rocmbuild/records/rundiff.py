@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.errors import UsageError
+from rocmbuild.records.history import load_summaries, run_dirs
+from rocmbuild.records.recorder import load_run
+from rocmbuild.records.runfacts import load_facts
 
 MAX_NEW_LINES = 30
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -109,8 +112,6 @@ def _read_lines(path: Path) -> list[str]:
 
 
 def diff_runs(this_dir: Path, other_dir: Path) -> RunDiff:
-    from rocmbuild.records.recorder import load_run
-    from rocmbuild.records.runfacts import load_facts
 
     mine, my_events = load_run(this_dir)
     theirs, their_events = load_run(other_dir)
@@ -137,7 +138,6 @@ def diff_runs(this_dir: Path, other_dir: Path) -> RunDiff:
 
 def last_good_run(this_dir: Path, summary: Mapping[str, Any]) -> Path:
     """The newest successful run of the same recipe that started before this one."""
-    from rocmbuild.records.history import load_summaries, run_dirs
 
     started = str(summary.get("started") or "")
     candidates = [s for s in load_summaries(run_dirs())

@@ -18,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.process import command as proc
+from rocmbuild.records.recorder import write_private
+from rocmbuild.records.redact import redact
 
 FACTS_FILE = "facts.json"
 _PY_VERSIONS = ("import importlib.metadata as m, json, sys\n"
@@ -91,8 +93,6 @@ def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
 
 
 def _write(run_dir: Path, facts: Mapping[str, Any]) -> None:
-    from rocmbuild.records.recorder import write_private
-    from rocmbuild.records.redact import redact
 
     write_private(run_dir / FACTS_FILE, json.dumps(redact(dict(facts)), indent=2) + "\n")
 

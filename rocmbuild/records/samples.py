@@ -7,7 +7,7 @@ bounded for a build of any length: when it holds ``MAX_SAMPLES`` lines the older
 every other pair, keeping of each pair the sample with the *least* memory available (a dip that
 preceded an OOM kill must survive thinning) and the most jobs paused.  Old samples get coarser
 geometrically, recent ones keep full resolution: a 10-hour build at one sample every
-``INTERVAL_S`` stays under ``MAX_SAMPLES`` lines (~150 KB).
+``INTERVAL_S`` (process/sampler.py) stays under ``MAX_SAMPLES`` lines (~150 KB).
 
 Readers (the HTML report) never trust the file: bounded size, lines of the wrong shape skipped.
 """
@@ -22,8 +22,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rocmbuild.records.recorder import PRIVATE_FILE, write_private
+
 SAMPLES_FILE = "samples.jsonl"
-INTERVAL_S = 2.0          # one sample every this many seconds while a step runs
 MAX_SAMPLES = 1200        # the file is thinned when it reaches this many lines
 MAX_READ_BYTES = 8 << 20  # a reader reads at most this much (the writer keeps it far smaller)
 
@@ -101,8 +102,6 @@ class SampleLog:
         """Record one sample; a write that fails (disk full) loses the sample, never the build."""
         row = {k: v for k, v in sample.items() if v is not None}
         self.samples.append(row)
-        from rocmbuild.records.recorder import PRIVATE_FILE, write_private
-
         with contextlib.suppress(OSError):
             if len(self.samples) >= self.limit:
                 self.samples = thin(self.samples)
