@@ -195,3 +195,42 @@ def test_samples_follow_a_build_s_progress_and_the_page_draws_it(tmp_path: Path)
     rendered = browser.dump_dom(page)
     assert 'class="chart progress"' in rendered.dom and 'class="s-prog"' in rendered.dom
     assert rendered.console == []
+
+
+def test_records_of_the_wrong_shape_never_crash_the_pages_or_the_message(tmp_path: Path) -> None:
+    import random
+
+    from rocmbuild.records.htmlhistory import render_history
+    from rocmbuild.records.notifymessage import build_message
+
+    summary: dict[str, Any] = {
+        "recipe": "vllm", "arch": ["gfx942"], "outcome": "succeeded", "exit_code": 0, "duration_s": 7200.0,
+        "started": "2026-12-01T01:00:00+00:00", "todo": "nothing",
+        "attempts": [{"number": 1, "started": "2026-12-01T01:00:00+00:00", "duration_s": 3000, "ended": "exited",
+                      "exit_code": 1, "env": {"MAX_JOBS": "64"}, "remedies": ["reduce_jobs"],
+                      "memory": {"reserve": 1 << 30, "oom": {"confirmed": True}},
+                      "diagnosis": {"category": "out_of_memory", "signature": "oom", "text": "Killed", "line": 3}},
+                     {"number": 2, "duration_s": 4000, "ended": "exited", "exit_code": 0, "env": {"MAX_JOBS": "8"},
+                      "remedies": [], "diagnosis": None}]}
+    events: list[dict[str, Any]] = [
+        {"event": "attempt.started", "attempt": 1, "timestamp": "2026-12-01T01:00:00+00:00"},
+        {"event": "memory.paused", "attempt": 1, "names": ["cc1plus"], "paused_now": 1,
+         "timestamp": "2026-12-01T01:10:00+00:00"},
+        {"event": "failure.diagnosed", "attempt": 1, "context": ["a", "Killed"], "timestamp": "2026-12-01T01:50:00Z"},
+        {"event": "remedy.applied", "remedy": "reduce_jobs", "detail": "64 -> 8"},
+        {"event": "retry.waiting", "seconds": 30, "timestamp": "2026-12-01T01:50:01+00:00"}]
+    weird: list[Any] = [None, 7, -1.5, "x", [], {}, [1, [2]], {"k": [1]}, True]
+
+    def mutate(value: Any, rng: random.Random) -> Any:
+        if isinstance(value, dict):
+            return {k: rng.choice(weird) if rng.random() < 0.25 else mutate(v, rng) for k, v in value.items()}
+        if isinstance(value, list):
+            return [rng.choice(weird) if rng.random() < 0.15 else mutate(v, rng) for v in value]
+        return value
+
+    rng = random.Random(20261201)
+    for _ in range(300):
+        bent, bent_events = mutate(summary, rng), [mutate(e, rng) for e in events]
+        assert "<!DOCTYPE html>" in render_report(bent, bent_events, [], tmp_path)
+        assert "<!DOCTYPE html>" in render_history([bent, summary])
+        assert build_message(bent, bent_events, "report.html").title

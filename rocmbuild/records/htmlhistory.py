@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.records.history import history_rows, signature_stats
-from rocmbuild.records.htmlpage import epoch, esc, page, table
+from rocmbuild.records.htmlpage import epoch, esc, items, page, table
 from rocmbuild.records.notifymessage import human_duration
 from rocmbuild.records.svgchart import PAD_B, PAD_L, PAD_R, PAD_T, W
 
@@ -57,12 +57,26 @@ def duration_chart(title: str, points: Sequence[tuple[float, float, bool]]) -> s
 def _groups(summaries: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for s in summaries:
-        key = (str(s.get("recipe")), ";".join(str(a) for a in s.get("arch") or []) or "?")
+        key = (str(s.get("recipe")), ";".join(str(a) for a in items(s.get("arch"))) or "?")
         groups.setdefault(key, []).append(s)
     return groups
 
 
+def usable(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A summary with the shapes the page reads, or None (a record of the wrong shape is left out)."""
+    if not isinstance(summary.get("arch"), list) or not isinstance(summary.get("attempts"), list):
+        return None
+    attempts = [dict(a, remedies=[str(r) for r in items(a.get("remedies"))],
+                     diagnosis=a.get("diagnosis") if isinstance(a.get("diagnosis"), Mapping) else None)
+                for a in summary["attempts"] if isinstance(a, Mapping)]
+    duration = summary.get("duration_s")
+    return dict(summary, arch=[str(a) for a in summary["arch"]], attempts=attempts,
+                duration_s=duration if isinstance(duration, int | float) and not isinstance(duration, bool) else None,
+                started=str(summary.get("started") or ""), recipe=str(summary.get("recipe")))
+
+
 def render_history(summaries: Sequence[Mapping[str, Any]]) -> str:
+    summaries = [u for s in summaries if isinstance(s, Mapping) and (u := usable(s)) is not None]
     rows = history_rows(summaries)
     groups = _groups(summaries)
     ok_runs = sum(1 for r in rows if r.outcome in _GOOD)

@@ -83,6 +83,16 @@ def epoch(stamp: Any) -> float | None:
         return None
 
 
+def items(value: Any) -> list[Any]:
+    """A record's list field, or [] when the record holds something else there (records are not trusted)."""
+    return list(value) if isinstance(value, list | tuple) else []
+
+
+def key(value: Any) -> Any:
+    """A value usable as a dict key (a list or dict where a number belongs is no key: None)."""
+    return value if isinstance(value, str | int | float | None) else None
+
+
 def gib(value: Any) -> str:
     return f"{value / 1024 ** 3:.1f} GiB" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
 

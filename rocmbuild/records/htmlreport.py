@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.errors import RocmbuildError
-from rocmbuild.records.htmlpage import epoch, esc, gib, page, table
+from rocmbuild.records.htmlpage import epoch, esc, gib, items, key, page, table
 from rocmbuild.records.notifymessage import cured_todo, decisive, human_duration
 from rocmbuild.records.recorder import load_run, write_private
 from rocmbuild.records.rundiff import diff_runs, last_good_run
@@ -26,7 +26,7 @@ _GOOD = ("succeeded", "up_to_date")
 
 
 def _attempts(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [a for a in summary.get("attempts") or [] if isinstance(a, Mapping)]
+    return [a for a in items(summary.get("attempts")) if isinstance(a, Mapping)]
 
 
 def _events(events: Sequence[Any], name: str) -> list[Mapping[str, Any]]:
@@ -52,9 +52,9 @@ def timeline(summary: Mapping[str, Any], events: Sequence[Any], start: float) ->
     """Attempts, waits and pauses as spans, OOM kills as marks, in seconds since ``start`` (pure)."""
     spans: list[Span] = []
     marks: list[Mark] = []
-    attempts = {a.get("number"): a for a in _attempts(summary)}
-    began = {e.get("attempt"): epoch(e.get("timestamp")) for e in _events(events, "attempt.started")}
-    ended = {e.get("attempt"): epoch(e.get("timestamp")) for e in _events(events, "attempt.finished")}
+    attempts = {key(a.get("number")): a for a in _attempts(summary)}
+    began = {key(e.get("attempt")): epoch(e.get("timestamp")) for e in _events(events, "attempt.started")}
+    ended = {key(e.get("attempt")): epoch(e.get("timestamp")) for e in _events(events, "attempt.finished")}
     for number, attempt in attempts.items():
         t0 = began.get(number) or epoch(attempt.get("started"))
         duration = _num(attempt.get("duration_s")) or 0.0
@@ -97,7 +97,7 @@ def pause_spans(events: Sequence[Any], start: float, attempts: Sequence[Span] = 
         if event["event"] == "memory.paused":
             if opened is None:
                 opened, names = t, []
-            names += [str(n) for n in event.get("names") or []]
+            names += [str(n) for n in items(event.get("names"))]
         elif opened is not None and not event.get("paused_now"):
             spans.append(Span(opened - start, t - start, "pause",
                               f"memory guard paused {len(names)} job(s): {', '.join(names[:6])}"))
@@ -111,7 +111,7 @@ def pause_spans(events: Sequence[Any], start: float, attempts: Sequence[Span] = 
 def _header(summary: Mapping[str, Any], run_dir: Path) -> str:
     outcome = str(summary.get("outcome") or "unknown")
     attempts = _attempts(summary)
-    arch = ";".join(str(a) for a in summary.get("arch") or [])
+    arch = ";".join(str(a) for a in items(summary.get("arch")))
     line = decisive(summary)
     todo = (cured_todo(summary) or summary.get("todo")
             or ("nothing: the build succeeded and was verified" if outcome in _GOOD else ""))
@@ -189,15 +189,15 @@ def _charts(samples: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], ev
 
 
 def _failures(summary: Mapping[str, Any], events: Sequence[Any]) -> str:
-    diagnosed = {e.get("attempt"): e for e in _events(events, "failure.diagnosed")}
+    diagnosed = {key(e.get("attempt")): e for e in _events(events, "failure.diagnosed")}
     blocks = []
     for attempt in _attempts(summary):
         diagnosis = attempt.get("diagnosis")
         if not isinstance(diagnosis, Mapping):
             continue
-        event = diagnosed.get(attempt.get("number"), {})
+        event = diagnosed.get(key(attempt.get("number")), {})
         text = str(diagnosis.get("text") or "")
-        context = [str(c) for c in event.get("context") or [] if isinstance(c, (str, int, float))]
+        context = [str(c) for c in items(event.get("context")) if isinstance(c, (str, int, float))]
         if text and text not in context:
             context.append(text)
         lines = "".join(f"<span class=\"hit\">{esc(c)}</span>" if c == text else esc(c) + "\n" for c in context)
@@ -231,7 +231,7 @@ def _remedies(summary: Mapping[str, Any], events: Sequence[Any]) -> str:
         return ""
     rows = []
     for index, attempt in enumerate(attempts[:-1]):
-        names = [str(r) for r in attempt.get("remedies") or []]
+        names = [str(r) for r in items(attempt.get("remedies"))]
         if not names:
             continue
         nxt = attempts[index + 1]

@@ -15,6 +15,10 @@ from typing import Any
 MAX_LINE = 300
 
 
+def _items(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, list | tuple) else []
+
+
 @dataclass(frozen=True)
 class Message:
     title: str
@@ -42,7 +46,7 @@ def decisive(summary: Mapping[str, Any]) -> str | None:
     """The last failed attempt's decisive line (None after a success or a stop from outside)."""
     if summary.get("outcome") in ("succeeded", "up_to_date", "running"):
         return None
-    attempts = [a for a in summary.get("attempts") or [] if isinstance(a, Mapping)]
+    attempts = [a for a in _items(summary.get("attempts")) if isinstance(a, Mapping)]
     last = attempts[-1] if attempts else None
     if last is None or last.get("ended") in ("interrupted", "budget"):
         return None
@@ -54,7 +58,7 @@ def cure(summary: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]] | No
     """After a failed-then-cured run: the last cured failure's attempt and what its remedy set (pure)."""
     if summary.get("outcome") not in ("succeeded", "up_to_date"):
         return None
-    attempts = [a for a in summary.get("attempts") or [] if isinstance(a, Mapping)]
+    attempts = [a for a in _items(summary.get("attempts")) if isinstance(a, Mapping)]
     for index in range(len(attempts) - 2, -1, -1):
         attempt = attempts[index]
         if isinstance(attempt.get("diagnosis"), Mapping) and attempt.get("remedies"):
@@ -72,7 +76,7 @@ def cured_todo(summary: Mapping[str, Any]) -> str | None:
     if found is None:
         return None
     attempt, changes = found
-    remedies = ", ".join(str(r) for r in attempt.get("remedies") or [])
+    remedies = ", ".join(str(r) for r in _items(attempt.get("remedies")))
     if changes:
         return (f"nothing is broken; attempt {attempt.get('number')} failed and {remedies} cured it. To start "
                 f"right next time, set {'; '.join(changes[:4])} (the remedy's change) in the build's environment")
@@ -82,8 +86,8 @@ def cured_todo(summary: Mapping[str, Any]) -> str | None:
 def build_message(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]], report: str) -> Message:
     outcome = str(summary.get("outcome") or "unknown")
     recipe = str(summary.get("recipe") or "?")
-    arch = ";".join(str(a) for a in summary.get("arch") or []) or "?"
-    attempts = [a for a in summary.get("attempts") or [] if isinstance(a, Mapping)]
+    arch = ";".join(str(a) for a in _items(summary.get("arch"))) or "?"
+    attempts = [a for a in _items(summary.get("attempts")) if isinstance(a, Mapping)]
     failed = outcome not in ("succeeded", "up_to_date")
     title = f"rocmbuild: {recipe} for {arch} {outcome} (exit {summary.get('exit_code')})"
     lines = [f"outcome: {outcome} (exit {summary.get('exit_code')}) after {len(attempts)} attempt(s), "
@@ -93,7 +97,7 @@ def build_message(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]
     if found is not None:
         attempt, _ = found
         diagnosis = attempt["diagnosis"]
-        remedies = ", ".join(str(r) for r in attempt.get("remedies") or [])
+        remedies = ", ".join(str(r) for r in _items(attempt.get("remedies")))
         lines.append(f"decisive line (attempt {attempt.get('number')}, cured by {remedies}): "
                      f"{_clip(str(diagnosis.get('text')))}")
     line = decisive(summary)
