@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.errors import RocmbuildError
-from rocmbuild.records.htmlpage import epoch, esc, gib, items, key, page, table
+from rocmbuild.records.htmlpage import epoch, esc, gib, items, page, table
+from rocmbuild.records.htmlpage import key as as_key
 from rocmbuild.records.notifymessage import cured_todo, decisive, human_duration
 from rocmbuild.records.recorder import load_run, write_private
 from rocmbuild.records.rundiff import diff_runs, last_good_run
@@ -52,9 +53,9 @@ def timeline(summary: Mapping[str, Any], events: Sequence[Any], start: float) ->
     """Attempts, waits and pauses as spans, OOM kills as marks, in seconds since ``start`` (pure)."""
     spans: list[Span] = []
     marks: list[Mark] = []
-    attempts = {key(a.get("number")): a for a in _attempts(summary)}
-    began = {key(e.get("attempt")): epoch(e.get("timestamp")) for e in _events(events, "attempt.started")}
-    ended = {key(e.get("attempt")): epoch(e.get("timestamp")) for e in _events(events, "attempt.finished")}
+    attempts = {as_key(a.get("number")): a for a in _attempts(summary)}
+    began = {as_key(e.get("attempt")): epoch(e.get("timestamp")) for e in _events(events, "attempt.started")}
+    ended = {as_key(e.get("attempt")): epoch(e.get("timestamp")) for e in _events(events, "attempt.finished")}
     for number, attempt in attempts.items():
         t0 = began.get(number) or epoch(attempt.get("started"))
         duration = _num(attempt.get("duration_s")) or 0.0
@@ -189,13 +190,13 @@ def _charts(samples: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], ev
 
 
 def _failures(summary: Mapping[str, Any], events: Sequence[Any]) -> str:
-    diagnosed = {key(e.get("attempt")): e for e in _events(events, "failure.diagnosed")}
+    diagnosed = {as_key(e.get("attempt")): e for e in _events(events, "failure.diagnosed")}
     blocks = []
     for attempt in _attempts(summary):
         diagnosis = attempt.get("diagnosis")
         if not isinstance(diagnosis, Mapping):
             continue
-        event = diagnosed.get(key(attempt.get("number")), {})
+        event = diagnosed.get(as_key(attempt.get("number")), {})
         text = str(diagnosis.get("text") or "")
         context = [str(c) for c in items(event.get("context")) if isinstance(c, (str, int, float))]
         if text and text not in context:
