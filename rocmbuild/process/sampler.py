@@ -54,7 +54,9 @@ class ResourceSampler:
     def measure(self, root_pid: int) -> dict[str, Any]:
         reading = read_memory(root_pid)
         paused = set(getattr(self.inner, "paused", {}) or {})
-        procs = tree_procs(root_pid)
+        # The guard walks the tree every half second already (a walk reads all of /proc: ~0.1 s on a
+        # busy host); without a guard the sampler walks it itself, every few seconds.
+        procs = getattr(self.inner, "last_procs", None) or tree_procs(root_pid)
         cgroup = cgroup_memory(root_pid)
         progress = self.watcher.progress
         try:
