@@ -234,3 +234,21 @@ def test_records_of_the_wrong_shape_never_crash_the_pages_or_the_message(tmp_pat
         assert "<!DOCTYPE html>" in render_report(bent, bent_events, [], tmp_path)
         assert "<!DOCTYPE html>" in render_history([bent, summary])
         assert build_message(bent, bent_events, "report.html").title
+
+
+def test_report_html_writes_into_the_run_dir_by_default_and_refuses_an_unwritable_target(tmp_path: Path) -> None:
+    from tests.test_e2e_ladder import base_env
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text(json.dumps({"recipe": "r", "arch": ["gfx942"], "outcome": "failed",
+                                                  "exit_code": 1, "attempts": [], "todo": "install libfoo"}))
+    (run / "events.jsonl").write_text("")
+    env = base_env(tmp_path)
+    proc = subprocess.run([ROCMBUILD, "report", str(run), "--html"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and proc.stdout.strip() == (run / "report.html").resolve().as_uri()
+    assert "install libfoo" in (run / "report.html").read_text()
+    proc = subprocess.run([ROCMBUILD, "report", str(run), "--html", "-o", "/proc/version/page.html"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "cannot write" in proc.stderr and "-o -" in proc.stderr

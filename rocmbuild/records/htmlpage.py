@@ -55,7 +55,8 @@ svg .wait{fill:var(--warn);opacity:.6}
 .legend i{display:inline-block;width:14px;height:4px;margin-right:4px;vertical-align:middle}
 ol.timeline{padding-left:1.3rem}ol.timeline li{margin:.15rem 0}
 details summary{cursor:pointer}
-@media (max-width:600px){body{font-size:14px}main{padding:6px}th,td{padding:3px}}
+main,.next,p,li,td{overflow-wrap:anywhere}
+@media (max-width:600px){body{font-size:14px}main{padding:6px}th,td{padding:3px}svg text{font-size:20px}}
 """
 
 
