@@ -29,10 +29,15 @@ class Rendered:
 
 
 def _run(page: Path, *extra: str, timeout: float = 90) -> tuple[str, str]:
-    with tempfile.TemporaryDirectory(prefix="rocmbuild-chromium-") as profile:
-        proc = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, page.resolve().as_uri()],
-                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
-    return proc.stdout, proc.stderr
+    """Run chromium on the page; a browser that died (exit status, nothing rendered) is run once more,
+    then reported with its stderr: a crash under load is not the page's fault, but must not pass silently."""
+    for _ in range(2):
+        with tempfile.TemporaryDirectory(prefix="rocmbuild-chromium-") as profile:
+            proc = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *extra, page.resolve().as_uri()],
+                                  capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        if proc.returncode == 0 and (proc.stdout.strip() or "--dump-dom" not in extra):
+            return proc.stdout, proc.stderr
+    raise AssertionError(f"chromium exited {proc.returncode} on {page}: {proc.stderr[-2000:]}")
 
 
 def dump_dom(page: Path) -> Rendered:

@@ -252,3 +252,25 @@ def test_report_html_writes_into_the_run_dir_by_default_and_refuses_an_unwritabl
     proc = subprocess.run([ROCMBUILD, "report", str(run), "--html", "-o", "/proc/version/page.html"], env=env,
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "cannot write" in proc.stderr and "-o -" in proc.stderr
+
+
+def test_the_sampler_never_walks_the_tree_beside_the_memory_guard(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A walk reads all of /proc (~0.15 s on a busy host): beside the guard, the sampler uses the guard's."""
+    import os
+
+    from rocmbuild.process import sampler as sampler_module
+    from rocmbuild.process.memguard import MemoryGuard
+    from rocmbuild.process.watcher import Watcher
+
+    walks: list[int] = []
+    monkeypatch.setattr(sampler_module, "tree_procs", lambda pid: walks.append(pid) or [])
+    got: list[dict[str, Any]] = []
+    guard = MemoryGuard(1, lambda *a, **k: None)
+    sampler = sampler_module.ResourceSampler(got.append, 3, Watcher(), guard)
+    sampler.measure(os.getpid())
+    assert walks == [] and got == []  # nothing walked; measure() returns, poll() records
+    sampler.poll(os.getpid())
+    assert walks == [] and len(got) == 1 and got[0]["attempt"] == 3 and got[0]["avail"] > 0
+    alone = sampler_module.ResourceSampler(got.append, 1, Watcher())
+    alone.poll(os.getpid())
+    assert walks == [os.getpid()]  # without a guard it walks itself

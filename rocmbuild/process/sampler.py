@@ -54,9 +54,12 @@ class ResourceSampler:
     def measure(self, root_pid: int) -> dict[str, Any]:
         reading = read_memory(root_pid)
         paused = set(getattr(self.inner, "paused", {}) or {})
-        # The guard walks the tree every half second already (a walk reads all of /proc: ~0.1 s on a
-        # busy host); without a guard the sampler walks it itself, every few seconds.
-        procs = getattr(self.inner, "last_procs", None) or tree_procs(root_pid)
+        # The guard walks the tree every half second already (a walk reads all of /proc: ~0.15 s on a
+        # busy host), and a tick that stalls that long lets a burst of jobs dig deeper below the reserve
+        # before the guard looks again: with a guard, its last walk is used; without one, the sampler
+        # walks the tree itself, every few seconds.
+        last = getattr(self.inner, "last_procs", None)
+        procs = last if last is not None else tree_procs(root_pid)
         cgroup = cgroup_memory(root_pid)
         progress = self.watcher.progress
         try:
