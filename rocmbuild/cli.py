@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 import click
 
@@ -31,6 +31,7 @@ from rocmbuild.options import (
     parse_seconds,
 )
 from rocmbuild.process.console import guard_console
+from rocmbuild.records.redact import redact, redact_text, secret_values
 
 COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures", "history", "resume")
 
@@ -103,9 +104,25 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _utf8_only(kw: dict[str, Any]) -> None:
+    """A path or URL that is not UTF-8 (the surrogates Python decodes such bytes to) cannot go into the
+    run's JSON records or events: refused here, not a crash when the first record is written."""
+    for name in ("source", "run_dir", "wheel_dir", "rocm_path", "hip_compiler", "requires_from", "cache_remote"):
+        value = kw.get(name)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                option = "--" + name.replace("_", "-")
+                raise UsageError(f"{option} {os.fsencode(value).decode('utf-8', 'backslashreplace')} is not UTF-8",
+                                 why="rocmbuild writes paths into its run records, which are UTF-8 JSON",
+                                 todo="rename it, or pass a symlink with a UTF-8 name that points to it") from None
+
+
 def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
     if kw["quiet"] and kw["verbose"]:
         raise UsageError("--quiet and --verbose contradict each other", todo="pass one of them")
+    _utf8_only(kw)
     return BuildOptions(
         arch=kw["arch"].strip() or "auto",
         source=Path(kw["source"]) if kw["source"] else None,
@@ -142,10 +159,26 @@ def _memory_reserve(text: str | None) -> int | None:
     return parse_size(text, "--memory-reserve") if text is not None and text.strip() else None
 
 
+class _RedactedText:
+    """rocmbuild's own text on stderr with secrets blanked (a ``?token=`` in --requires-from, the value of
+    MY_API_TOKEN in an error message); everything else, the binary buffer the build's output is relayed
+    through included, is the wrapped stream's."""
+
+    def __init__(self, stream: Any, secrets: tuple[str, ...]) -> None:
+        self._stream = stream
+        self._secrets = secrets
+
+    def write(self, text: str) -> int:
+        return int(self._stream.write(redact_text(text, self._secrets)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _streams() -> Any:
     from rocmbuild.services import Streams
 
-    return Streams(out=sys.stdout, err=sys.stderr)
+    return Streams(out=sys.stdout, err=cast(TextIO, _RedactedText(sys.stderr, secret_values(os.environ))))
 
 
 @click.group(cls=DefaultToBuild, context_settings={"help_option_names": ["-h", "--help"]})
@@ -351,7 +384,10 @@ def history(recipe: str | None, stats: bool, as_json: bool, as_html: bool, outpu
         signature_stats,
     )
 
-    summaries = [s for s in load_summaries(run_dirs()) if recipe is None or s.get("recipe") == recipe]
+    skipped: list[Any] = []
+    summaries = [s for s in load_summaries(run_dirs(), skipped) if recipe is None or s.get("recipe") == recipe]
+    for record in skipped:  # one line each, on stderr: --json's stdout stays one object a line
+        click.echo(f"rocmbuild: skipped {record.path}: {record.why}", err=True)
     if as_html:
         from rocmbuild.records.htmlhistory import render_history
 
@@ -384,6 +420,8 @@ def signatures() -> None:
 @click.argument("file", required=False)
 def signatures_check(file: str | None) -> None:
     """Verify a signature file's examples and near-misses (default: the bundled and user catalogue)."""
+    from rocmbuild.diagnosis.catalogue import user_signature_files
+    from rocmbuild.diagnosis.patterns import MAX_TIMEOUTS, SEARCH_TIMEOUT
     from rocmbuild.diagnosis.signature_check import check_catalogue
 
     if file and not Path(file).is_file():
@@ -392,6 +430,11 @@ def signatures_check(file: str | None) -> None:
     for failure in failures:
         click.echo(f"FAIL {failure}")
     click.echo(f"{checked} signatures checked, {len(failures)} failures")
+    if file or user_signature_files():
+        # The static refusal knows the classic forms, not every slow pattern: say what else protects a build.
+        click.echo(f"user patterns: nested or overlapping repetition is refused at load; any other slow pattern "
+                   f"gives up after {SEARCH_TIMEOUT * 1000:.0f} ms a line and is switched off after "
+                   f"{MAX_TIMEOUTS} time-outs")
     raise SystemExit(1 if failures else 0)
 
 
@@ -402,9 +445,13 @@ def _crash_log(exc: BaseException) -> Path:
 
     directory = paths.state_dir("crashes")
     directory.mkdir(parents=True, exist_ok=True)
+    from rocmbuild.records.recorder import write_private
+
+    directory.chmod(0o700)  # crash logs hold argv and paths: the owner's alone, like run dirs
     path = directory / f"crash-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    path.write_text(f"rocmbuild {__version__}\nargv: {sys.argv}\n\n" + "".join(
-        traceback.format_exception(type(exc), exc, exc.__traceback__)), encoding="utf-8")
+    text = f"rocmbuild {__version__}\nargv: {sys.argv}\n\n" + "".join(
+        traceback.format_exception(type(exc), exc, exc.__traceback__))
+    write_private(path, redact_text(text, secret_values(os.environ)))
     return path
 
 
@@ -419,7 +466,7 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as exc:
         sys.exit(exc.code)
     except RocmbuildError as exc:
-        click.echo(exc.render(), err=True)
+        click.echo(redact_text(exc.render(), secret_values(os.environ)), err=True)
         _json_error(argv, exc.exit_code, exc.what, exc.why, exc.todo)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
@@ -438,7 +485,8 @@ def main(argv: list[str] | None = None) -> None:
             where = str(_crash_log(exc))
         except OSError:
             where = "(could not write a crash log)"
-        click.echo(f"rocmbuild: internal error: {type(exc).__name__}: {exc}\n"
+        click.echo(f"rocmbuild: internal error: {type(exc).__name__}: "
+                   f"{redact_text(str(exc), secret_values(os.environ))}\n"
                    f"  this is a bug in rocmbuild; the crash log is {where}\n"
                    f"  please report it with that file", err=True)
         sys.exit(ExitCode.INTERNAL)
@@ -453,7 +501,8 @@ def _json_error(argv: list[str] | None, exit_code: int, what: str, why: str, tod
     args = sys.argv[1:] if argv is None else argv
     wanted = "--json" in args or os.environ.get("ROCMBUILD_JSON", "").strip().lower() in ("1", "true", "yes", "on")
     if wanted:
-        click.echo(json.dumps({"exit_code": int(exit_code), "error": what, "why": why, "todo": todo}))
+        error = {"exit_code": int(exit_code), "error": what, "why": why, "todo": todo}
+        click.echo(json.dumps(redact(error, secret_values(os.environ))))
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -28,6 +28,7 @@ from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process.progress import live_state
 from rocmbuild.records.attempts import AttemptRecord
 from rocmbuild.records.recorder import write_private
+from rocmbuild.records.recordfile import CorruptRecord, read_json_object
 from rocmbuild.records.redact import REDACTED, redact
 
 if TYPE_CHECKING:  # imported where used: a build saves resume.json on the way to its first attempt
@@ -155,10 +156,10 @@ def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[
                             why="two rocmbuilds in one run dir would mix their records",
                             todo=f"wait for it (rocmbuild report {run_dir}), or stop PID {live.pid} first")
     try:
-        data = json.loads((run_dir / RESUME_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"the run in {run_dir} cannot be resumed: no readable {RESUME_FILE}",
-                         why=f"it was started by an older rocmbuild or stopped before its first attempt ({exc})",
+        data = read_json_object(run_dir / RESUME_FILE)
+    except CorruptRecord as exc:
+        raise UsageError(f"the run in {run_dir} cannot be resumed: {RESUME_FILE} is {exc.why}",
+                         why="it was started by an older rocmbuild, stopped before its first attempt, or edited",
                          todo="start a new run with the same command") from None
     if not isinstance(data, dict) or not data.get("recipe"):
         raise UsageError(f"{run_dir / RESUME_FILE} is not a resume state", todo="start a new run")

@@ -24,6 +24,7 @@ from rocmbuild.commands.resumestate import (
 )
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.errors import ExitCode, Outcome, UsageError
+from rocmbuild.host.trust import check_trusted
 from rocmbuild.loop.context import RunContext
 from rocmbuild.loop.session import BuildSession
 from rocmbuild.planning.planning import plan_all
@@ -40,6 +41,9 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
         raise UsageError(f"{run_dir_arg} is not a rocmbuild run directory (no summary.json)",
                          todo="pass the run dir a build printed (or `rocmbuild history` lists)")
     run_dir = run_dir.resolve()
+    # A run dir another user can write could name any recipe and source: refused before it is read.
+    check_trusted(run_dir / "summary.json", "run dir")
+    check_trusted(run_dir / "resume.json", "resume state")
     summary, events = load_run(run_dir)
     data = check_resumable(run_dir, summary, events)
     options = load_options(data, run_dir, str(summary.get("source")))

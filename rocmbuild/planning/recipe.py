@@ -17,6 +17,7 @@ from typing import Any
 
 from rocmbuild import paths, tomlcache
 from rocmbuild.errors import RecipeError
+from rocmbuild.host.trust import check_trusted
 
 
 @dataclass(frozen=True)
@@ -305,6 +306,7 @@ def find_recipe(name_or_path: str) -> Recipe:
         if not is_file:
             raise RecipeError(f"recipe file {name_or_path} does not exist",
                               todo="check the path, or name a bundled recipe (see `rocmbuild recipes`)")
+        check_trusted(candidate, "recipe file")
         return load_recipe(candidate.resolve())
     recipes = available_recipes()
     if name_or_path not in recipes:
@@ -318,4 +320,7 @@ def find_recipe(name_or_path: str) -> Recipe:
             todo=f"{hint}or pass a path to a .toml recipe file; user recipes go in {user_recipe_dir()}",
         )
     path = recipes[name_or_path]
-    return load_recipe(path, bundled=path.parent == bundled_recipe_dir())
+    bundled = path.parent == bundled_recipe_dir()
+    if not bundled:  # a user recipe of a bundled name overrides it: only if nobody else could have put it there
+        check_trusted(path, "user recipe", found_by_listing=True)
+    return load_recipe(path, bundled=bundled)

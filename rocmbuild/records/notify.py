@@ -34,7 +34,7 @@ from rocmbuild.process.contained import run_contained
 from rocmbuild.records.htmlreport import write_report
 from rocmbuild.records.notifymessage import build_message
 from rocmbuild.records.recorder import write_private
-from rocmbuild.records.redact import redact, redact_secret_values, redact_text, redact_urls
+from rocmbuild.records.redact import redact, redact_text, redact_urls, secret_values
 
 DEFAULT_NOTIFY_TIMEOUT_S = 60.0
 MAX_SUMMARY_BYTES = 16 << 20      # a summary bigger than this is not parsed for the message
@@ -123,7 +123,7 @@ def run_notify(command: str, run_dir: Path, environ: Mapping[str, str],
         env = notify_env(environ, summary, run_dir, report)
         label = redact_urls(command)
     ran = run_contained(argv, stdin=stdin, env=env, cwd=run_dir, timeout_s=timeout_s)
-    output = redact_urls(redact_text(redact_secret_values(ran.output, environ)))[-2000:]
+    output = redact_urls(redact_text(ran.output, secret_values(environ)))[-2000:]
     if ran.error is not None:
         error: str | None = ran.error
     elif ran.timed_out:

@@ -95,7 +95,8 @@ class RunDiff:
 
 def _options(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     started = next((e for e in events if e.get("event") == "run.started"), {})
-    return dict(started.get("options") or {})
+    options = started.get("options")
+    return dict(options) if isinstance(options, Mapping) else {}
 
 
 def _last_env(summary: Mapping[str, Any]) -> dict[str, Any]:
