@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 # Debian's HIP toolchain (HIP 5.2, clang 15) and the tools the tests use; clang-19 + lld-19
 # compile HIP for gfx942 (docs/rocm-facts.md, "gfx942 for real on Debian 12").
-APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-server ninja-build cmake git clang-19 lld-19 llvm-19 clang-tools-19
+APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-server ninja-build cmake git clang-19 lld-19 llvm-19 clang-tools-19 chromium
 # CMake's HIP language with clang-19 needs CMake >= 3.28 (Debian 12 has 3.25): PyPI's, into the venv.
 CMAKE_PIP := cmake>=3.28,<5
 export HIP_PLATFORM ?= amd
@@ -40,8 +40,9 @@ toolchain: install
 	  echo "toolchain: gfx942 device libraries in $$(bash examples/device-libs.sh clang-19)"; \
 	fi
 
+# One worker per CPU (pytest-xdist): most of the suite waits on real processes and PTYs.
 test: install toolchain
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 # The in-process tier: pure policy, parsing, planning through make_plan, and the ladder through the
 # real BuildSession with a fake attempt runner (Services.attempt). Seconds, no toolchain needed.

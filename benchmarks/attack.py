@@ -528,7 +528,7 @@ def clean_cli_bind_mount(tmp: Path) -> tuple[bool, str]:
         lost = before - {str(p) for p in outside.rglob("*")}
     events = (tmp / "run" / "events.jsonl").read_text() if (tmp / "run" / "events.jsonl").exists() else ""
     # The clean ran if it removed something or refused the mount (a clean that could remove nothing is not
-    # counted as an applied remedy since issue 12, so the refusal is the evidence).
+    # counted as an applied remedy, so the refusal is the evidence).
     removed = "remedy.applied" in events or "path.refused" in events
     return removed and not lost and "Traceback" not in proc.stderr, (
         f"clean ran: {removed}; {len(lost)} deleted outside; refusal recorded: {'path.refused' in events}")

@@ -1,4 +1,4 @@
-"""The command line: contract options, plan, recipes, diagnose, signatures, error handling (issues 2 and 4)."""
+"""The command line: contract options, plan, recipes, diagnose, signatures, error handling."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
 
 
 def vllm_plan(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
-    """A vLLM plan on this host, where torch is not installed: printed, then refused like the run (issue 12)."""
+    """A vLLM plan on this host, where torch is not installed: printed, then refused like the run."""
     assert proc.returncode == 2, proc.stderr
     lines = proc.stdout.splitlines()
     error = json.loads(lines[-1])
@@ -156,8 +156,10 @@ def test_diagnose_json_matches_the_contract(isolated: dict[str, str]) -> None:
     assert proc.returncode == 0, proc.stderr
     for line, log in zip(proc.stdout.splitlines(), logs, strict=True):
         data = json.loads(line)
+        # The contract's keys, plus how sure the diagnosis is (an extension; nothing removed).
         assert set(data) == {"log", "category", "signature", "line", "text", "fields", "retryable", "remedies",
-                             "context"}
+                             "context", "confidence"}
+        assert data["confidence"] in ("high", "medium")  # a fallback shape is medium
         assert data["log"] == str(log) and data["category"] == "missing_library"
         meta = log.with_suffix(".meta.toml").read_text()
         assert f"line = {data['line']}\n" in meta

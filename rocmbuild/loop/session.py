@@ -19,7 +19,7 @@ import random
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,10 +39,12 @@ from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.display import Display
 from rocmbuild.process.memguard import attempt_guard, looks_killed, read_memory
 from rocmbuild.process.runner import AttemptOutcome
+from rocmbuild.process.sampler import ResourceSampler
 from rocmbuild.process.watcher import Progress, Watcher
 from rocmbuild.records import provenance
 from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
 from rocmbuild.records.recorder import RunRecorder
+from rocmbuild.records.samples import SampleLog
 from rocmbuild.services import pause
 from rocmbuild.toolchain.joblimit import AttemptSlots
 from rocmbuild.verification import archtruth
@@ -88,7 +90,7 @@ def attempt_steps(plan: BuildPlan) -> tuple[runner.Step, ...]:
     steps: list[runner.Step] = []
     if plan.run_prepare and plan.recipe.steps.prepare:
         steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
-        # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
+        # Modules a prepare step installs are checked once it ran, not refused before.
 
         if (check := after_prepare_command(plan)) is not None:
             steps.append(runner.Step("prepare", check))
@@ -128,12 +130,9 @@ class BuildSession:
     """Runs one recipe's plan through the ladder loop, recording everything."""
 
     def __init__(self, plan: BuildPlan, ctx: RunContext, recorder: RunRecorder, *,
-                 history: tuple[FailedAttempt, ...] = (), number_offset: int = 0,
-                 on_start: Callable[[], None] | None = None) -> None:
+                 history: tuple[FailedAttempt, ...] = (), number_offset: int = 0) -> None:
         self.ctx = ctx
         self.rec = recorder
-        # Work for once the attempt's process exists, off the way to it (app.py: facts.json's probes).
-        self.on_start = on_start
         self.state = _LoopState(plan, list(history))
         # The running attempt's verdict: (fingerprint, first seen (monotonic), stop after s, reason).
         self._verdict: tuple[str, float, float | None, str] | None = None
@@ -272,12 +271,6 @@ class BuildSession:
         return result
 
     # -- one attempt
-    def _started(self) -> None:
-        """A step's process exists (the runner's hook, at every step): what waited for it, once."""
-        if self.on_start is not None:
-            self.on_start()
-        self.rec.open_events()
-
     def _stop_check(self, classifier: Classifier, watcher: Watcher | None = None) -> str | None:
         """Why to stop the attempt now, or None: the ladder's verdict on the failure recognised so far
         (verdict.py).  Asked whenever the log moves and on every tick while it does not."""
@@ -329,20 +322,23 @@ class BuildSession:
                  f"(MAX_JOBS={plan.jobs}, arch {';'.join(plan.archs)})")
         if ctx.cache is not None:
             ctx.cache.zero(plan.env)
-        classifier = Classifier(ctx.catalogue)
+        # A build that found its ROCm runs on a ROCm host: readings that hold only there need no proof in the log.
+        classifier = Classifier(ctx.catalogue, host="rocm" if plan.rocm is not None else "")
         watcher = Watcher(classifier)
         self._verdict = None
         memory = attempt_guard(ctx.limits.memory_reserve, self.rec, number)
         slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes one (launcher.py)
+        # The guard and, around it, the samples the HTML report draws (records/samples.py).
+        sampler = ResourceSampler(SampleLog(self.rec.run_dir).add, number, watcher,
+                                  memory.guard if memory is not None else None)
         limits = runner.Limits(stall_timeout_s=ctx.limits.stall_timeout_s, deadline=ctx.deadline,
-                               monitor=memory.guard if memory is not None else None)
+                               monitor=sampler)
         stream = ctx.streams.err if ctx.console.json else sys.stdout
         checked_out = False
         with Display(stream, mode=ctx.console.verbosity, attempt=number,
                      max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name) as display:
             hooks = AttemptHooks(watcher=watcher, display=display,
-                                 stop_check=lambda: self._stop_check(classifier, watcher), interrupted=ctx.interrupted,
-                                 on_start=self._started)
+                                 stop_check=lambda: self._stop_check(classifier, watcher), interrupted=ctx.interrupted)
             checkout, steps = attempt_requests(plan, log, limits)
             # The slot dir is per attempt, so not in the plan (nor in repro.sh, where the launcher just runs).
             steps = replace(steps, env={**steps.env, **slots.env})
