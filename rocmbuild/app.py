@@ -28,7 +28,14 @@ from rocmbuild.build.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.build.session import BuildSession
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
-from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
+from rocmbuild.diagnosis.nextstep import (
+    checks_json,
+    exact_command,
+    outcome_todo,
+    preflight_todo,
+    requires_todo,
+    resume_command,
+)
 from rocmbuild.digest import sha256_hex
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
@@ -36,6 +43,7 @@ from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.process import containment, runner
 from rocmbuild.process.statelock import Held, StateLock
 from rocmbuild.process.treelock import TreeLock
+from rocmbuild.records import schedjob
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.services import Services, Streams
@@ -311,7 +319,7 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
             _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
-                        else "rerun the same command" if outcome == Outcome.INTERRUPTED
+                        else resume_command(run_dir) if outcome == Outcome.INTERRUPTED
                         else "see the crash log named on the console and report it")
             rec.write_summary(outcome, code)
             raise
@@ -365,7 +373,10 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     streams, services, cache = ctx.streams, ctx.services, ctx.cache
     base_plan = base_plan or plan
     rec.extra["rocm"] = {"root": plan.rocm_root, "version": plan.rocm_version}
-    rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
+    job = schedjob.job_identity(os.environ)  # a batch scheduler's job (Slurm): which one, which restart
+    if job:
+        rec.extra["job"] = job
+    rec.event("run.started", **job, recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None, pid=os.getpid())
@@ -428,7 +439,9 @@ def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptio
         _, events = load_run(rec.run_dir)
         diagnosed_todo = next((e.get("todo") for e in reversed(events) if e.get("event") == "failure.diagnosed"
                                and e.get("attempt") == last.get("number")), None)
-    _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
+    # An interrupt is not a failure: what it leaves to do is the exact command that continues the run.
+    _end_record(rec, outcome, reason, resume_command(rec.run_dir) if outcome == Outcome.INTERRUPTED
+                else outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
     summary = rec.write_summary(outcome, exit_code)
     _, events = load_run(rec.run_dir)
     from rocmbuild.records.report import render_summary  # rich: imported when the run is over

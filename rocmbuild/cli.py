@@ -161,6 +161,18 @@ def cli() -> None:
 def build(recipes: tuple[str, ...], **kw: Any) -> None:
     """Build RECIPE(s) in order, diagnosing failures and retrying with remedies."""
     options = make_options(kw)
+    if os.environ.get("SLURM_JOB_ID") and not options.dry_run:  # in a batch job: its run, maybe to continue
+        from dataclasses import replace
+
+        from rocmbuild.records.schedjob import job_run
+
+        found = job_run(os.environ, recipes, options.run_dir)
+        if found is not None and found.resume:  # a requeued job starting again: continue its run
+            from rocmbuild.resuming import resume_run
+
+            raise SystemExit(resume_run(str(found.run_dir), dict(os.environ), _streams()))
+        if found is not None:
+            options = replace(options, run_dir=found.run_dir)
     if options.detach and not options.dry_run:
         options = _detach(recipes, options)
     with _prefetched():

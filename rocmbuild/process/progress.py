@@ -81,11 +81,13 @@ def live_state(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mappi
 
 def render_live(run_dir: Path, state: LiveState) -> str:
     """The progress block ``report`` prints under the table of a run that has not finished."""
+    from rocmbuild.diagnosis.nextstep import resume_command
+
     if state.alive:
         head = f"running: attempt {state.attempt or '?'} in progress (rocmbuild PID {state.pid})"
     else:
         head = (f"not finished, and its rocmbuild{f' (PID {state.pid})' if state.pid else ''} is gone: it was "
-                f"killed or the machine went down.\n  what to do: rocmbuild resume {run_dir}")
+                f"killed or the machine went down.\n  what to do: {resume_command(run_dir)}")
     lines = [head]
     if state.step_log and state.last_lines:
         lines.append(f"last lines of {state.step_log}:")
