@@ -75,11 +75,28 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
             # What --requires-from would install is not there yet: its checks wait for the install.
             later = index > 0 or any(p.recipe == plan.recipe.name for p in provided)
             checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=later)
+    # The refusal the run would give, decided before anything is printed: with --json it is part of the
+    # refused recipe's one object (never a second document on stdout).
+    refusals: dict[int, RocmbuildError] = {}
+    if missing:
+        at = next((i for i, p in enumerate(plans) if p.recipe.name == missing[0].recipe), 0)
+        refusals[at] = _requires_error(missing, plans, names)
+    for index, plan in enumerate(plans):
+        failed = [c for c in checks.get(index, []) if c.failed and c.fatal]
+        if failed:
+            refusals[index] = PreflightRefusal(
+                f"preflight would stop '{plan.recipe.name}' before the first attempt: {_failed_names(failed)}",
+                why="; ".join(f"{c.name}: {c.detail}" for c in failed),
+                todo=preflight_todo(failed, _torch_command(plan)))
     for index, plan in enumerate(plans):
         if options.json:
             data = plan.to_json(ladders, limits, catalogue.generic_ladder())
             data["preflight"] = checks_json(checks.get(index, []))
             data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
+            refusal = refusals.get(index)
+            data["exit_code"] = int(refusal.exit_code) if refusal is not None else int(ExitCode.SUCCEEDED)
+            data["refusal"] = ({"exit_code": int(refusal.exit_code), "error": refusal.what, "why": refusal.why,
+                                "todo": refusal.todo} if refusal is not None else None)
             streams.out.write(json.dumps(redact(data)) + "\n")
         else:
             text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
@@ -89,17 +106,10 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
                 text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
             streams.out.write(text + "\n\n")
     streams.out.flush()
-    if missing:
-        raise _requires_error(missing, plans, names)
-    for index, plan in enumerate(plans):
-        failed = [c for c in checks.get(index, []) if c.failed and c.fatal]
-        if failed:
-            error = PreflightRefusal(
-                f"preflight would stop '{plan.recipe.name}' before the first attempt: {_failed_names(failed)}",
-                why="; ".join(f"{c.name}: {c.detail}" for c in failed),
-                todo=preflight_todo(failed, _torch_command(plan)))
-            streams.err.write(error.render() + "\n")
-            return ExitCode.NOT_RETRYABLE
+    if refusals:  # the first (a missing `requires` before any preflight): on stderr, its exit code
+        first = next(iter(refusals.values()))
+        streams.err.write(first.render() + "\n")
+        return int(first.exit_code)
     return ExitCode.SUCCEEDED
 
 
@@ -405,6 +415,9 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
             _record_preflight_failure(rec, plan, failed)
             outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
             return _finish(rec, outcome, reason, options, streams, facts)
+    from rocmbuild.records import detach
+
+    detach.passed()  # past its refusals: a --detach foreground waiting for this word may go
     session = BuildSession(plan, ctx, rec, on_start=facts.start if facts is not None else None)
     outcome, _ = session.run()
     reason = session.state.reason

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -182,7 +183,9 @@ def build(recipes: tuple[str, ...], **kw: Any) -> None:
 
 
 def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
-    """--detach: check what is cheap to check here, fork; the parent prints and exits 0 (detach.py)."""
+    """--detach: check what is cheap to check here, fork; the parent waits until the background run has
+    passed its refusals (lock, run dir, preflight), prints where it runs and exits 0, or exits with the
+    run's own code and refusal (detach.py)."""
     from dataclasses import replace
 
     from rocmbuild.build.planning import load_recipes
@@ -190,13 +193,30 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
 
     load_recipes(recipes)  # a bad recipe name is exit 2 here, not a line in a log nobody reads
     run_dir = detached_run_dir(recipes, options.run_dir)
-    pid = detach(run_dir)
-    if pid is not None:
-        click.echo(f"rocmbuild: running in the background, PID {pid}\n"
-                   f"  run dir: {run_dir}\n  console: {run_dir / CONSOLE_LOG}\n"
-                   f"  progress: rocmbuild report {run_dir}")
-        raise SystemExit(0)
-    return replace(options, run_dir=run_dir, detach=False)
+    started = detach(run_dir)
+    if started is None:
+        return replace(options, run_dir=run_dir, detach=False)
+    console = run_dir / CONSOLE_LOG
+    follow = f"rocmbuild report {shlex.quote(str(run_dir))}"
+    if started.exit_code is not None:  # it ended before it started building: refused, or nothing to do
+        error = started.error or {}
+        if options.json:
+            click.echo(json.dumps({"run_dir": str(run_dir), "pid": started.pid, "console": str(console),
+                                   "follow": follow, "exit_code": started.exit_code, **error}))
+        if error:
+            click.echo(RocmbuildError(str(error.get("error")), str(error.get("why") or ""),
+                                      str(error.get("todo") or "")).render(), err=True)
+        click.echo(f"rocmbuild: the background run (PID {started.pid}) ended with exit {started.exit_code} "
+                   f"before it started building; console: {console}", err=True)
+        raise SystemExit(started.exit_code)
+    if options.json:
+        click.echo(json.dumps({"run_dir": str(run_dir), "pid": started.pid, "console": str(console),
+                               "follow": follow, "stop": f"kill -TERM {started.pid}",
+                               "resume": f"rocmbuild resume {shlex.quote(str(run_dir))}", "exit_code": None}))
+    else:
+        click.echo(f"rocmbuild: running in the background, PID {started.pid}\n"
+                   f"  run dir: {run_dir}\n  console: {console}\n  progress: {follow}")
+    raise SystemExit(0)
 
 
 @cli.command()
@@ -386,6 +406,16 @@ def _crash_log(exc: BaseException) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every ending into its exit code."""
+    try:
+        _main(argv)
+    except SystemExit as exc:
+        # A --detach run ending before it passed its refusals: the foreground exits with this code.
+        if (detached := sys.modules.get("rocmbuild.records.detach")) is not None:
+            detached.ended(exc.code if isinstance(exc.code, int) else 1)  # type: ignore[attr-defined]
+        raise
+
+
+def _main(argv: list[str] | None) -> None:
     # SIGTERM or SIGHUP outside a build (planning, diagnose, doctor) ends like Ctrl-C: exit 130, no
     # traceback.  During a build the runner's InterruptFlag takes over all three signals.
     guard_console()  # a reader going away (| head, a closed terminal) never stops a build
@@ -397,6 +427,8 @@ def main(argv: list[str] | None = None) -> None:
     except RocmbuildError as exc:
         click.echo(exc.render(), err=True)
         _json_error(argv, exc.exit_code, exc.what, exc.why, exc.todo)
+        if (detached := sys.modules.get("rocmbuild.records.detach")) is not None:  # for the foreground
+            detached.refused(exc.what, exc.why, exc.todo)  # type: ignore[attr-defined]
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("rocmbuild: interrupted", err=True)
