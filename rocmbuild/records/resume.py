@@ -56,7 +56,7 @@ def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOp
     for key, value in list(values.items()):
         if isinstance(value, str) and REDACTED in value:  # saved without its secret: take it from the caller
             values[key] = os.environ.get(f"ROCMBUILD_{key.upper()}") or None
-    for key in ("run_dir", "source"):
+    for key in ("run_dir", "source", "wheel_dir"):  # the options that are paths (saved as text)
         if values.get(key) is not None:
             values[key] = Path(values[key])
     options = BuildOptions(**values)
