@@ -139,6 +139,8 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         jobs, jobs_reason = int(caller_jobs), f"${job_vars[0]} from your environment"
     else:
         jobs, jobs_reason = choose_jobs(facts.cpus, facts.mem_available, recipe.resources.memory_per_job_gb)
+        if "Slurm job" in facts.cpus_reason + facts.mem_reason:  # sized from the job's share, not the node
+            jobs_reason += "; " + "; ".join(r for r in (facts.cpus_reason, facts.mem_reason) if "Slurm job" in r)
     override_jobs = options.jobs is not None
     if caller_jobs and not (caller_jobs.isdigit() and int(caller_jobs) > 0) and options.jobs is None:
         warnings.append(f"${job_vars[0]}={caller_jobs!r} is not a positive whole number: using {jobs}")
@@ -198,8 +200,10 @@ def at_its_turn(plan: BuildPlan, options: BuildOptions, environ: Mapping[str, st
     """
     if not jobs_from_memory(plan.recipe, options, environ):
         return plan
-    cpus, _ = hostmod.cpu_count()
-    mem_available, _ = hostmod.memory_available()
+    from rocmbuild.host.allocation import capped_cpus, capped_memory
+
+    cpus, _ = capped_cpus(*hostmod.cpu_count(), environ)
+    mem_available, _ = capped_memory(*hostmod.memory_available(), environ)
     return resized_jobs(plan, cpus, mem_available)
 
 
