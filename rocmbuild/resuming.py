@@ -91,7 +91,8 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
                 if outcome == Outcome.SUCCEEDED:  # the fingerprint, and the wheel step of a --wheel-dir run
                     outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec,
                                                               streams, reason)
-            _, code = app._finish(rec, outcome, reason, options, streams)
+                # Inside the flag: a second signal (a job script forwarding the scheduler's) cannot cut it.
+                _, code = app._finish(rec, outcome, reason, options, streams)
         except KeyboardInterrupt:
             rec.event("run.finished", outcome=Outcome.INTERRUPTED, exit_code=int(ExitCode.INTERRUPTED),
                       reason="interrupted")
