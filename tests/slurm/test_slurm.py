@@ -210,12 +210,14 @@ def test_term_before_the_time_limit_stops_cleanly_and_the_script_requeues(tmp_pa
                  "--mem=3G", "-o", str(out), str(HERE / "job.sh"), str(recipe), "--source", str(src),
                  "--arch", "gfx90a", env=env)
     try:
-        run_dir = started_and_gated(tmp_path, job, out)
+        # Slurm sends it when its timer comes round (up to a minute early): mid-compile or at the gate.
         wait_until("rocmbuild's exit code in the job output", lambda: "rocmbuild exit" in read(out), timeout=120)
         assert "rocmbuild exit 130" in read(out), read(out)
+        run_dir = job_run_dir(tmp_path, job)
+        assert run_dir is not None, read(out)
         first = summary(run_dir)
         assert first["outcome"] == "interrupted" and first["todo"] == f"rocmbuild resume {run_dir}"
-        assert [a["ended"] for a in first["attempts"]] == ["interrupted"]
+        assert all(a["ended"] == "interrupted" and a["diagnosis"] is None for a in first["attempts"])
         wait_until("the job requeued by its script", lambda: job_field(job, "JobState") == "PENDING")
         (src / "gate").write_text("")
         subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], check=True, timeout=30)
@@ -223,7 +225,10 @@ def test_term_before_the_time_limit_stops_cleanly_and_the_script_requeues(tmp_pa
     finally:
         cancel(job)
     assert job_field(job, "JobState") == "COMPLETED", read(out)
-    assert summary(run_dir)["outcome"] == "succeeded"
+    done = summary(run_dir)
+    assert done["outcome"] == "succeeded" and done["attempts"][-1]["ended"] == "exited"
+    assert [a["number"] for a in done["attempts"]] == list(range(1, len(done["attempts"]) + 1))
+    assert list((tmp_path / "state" / "rocmbuild" / "runs").glob("slurm-*")) == [run_dir], "the same run continued"
 
 
 def plan_in_job(tmp: Path, recipe: Path, *sbatch_args: str) -> dict[str, Any]:
