@@ -90,7 +90,7 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
                          "ROCMBUILD_EXIT_CODE, ROCMBUILD_RUN_DIR set"),
         _env_option("detach", "--detach", is_flag=True,
                     help="run in the background in its own session (console output into the run dir); "
-                         "print run dir and PID, exit 0 at once"),
+                         "print run dir and PID once it passed its refusals (else its refusal and exit code)"),
         _env_option("memory_reserve", "--memory-reserve", metavar="SIZE",
                     help="keep SIZE of memory available: pause the newest compile jobs when below, resume when "
                          "back (default: min(4G, 10% of memory); off: no guard)"),
@@ -365,7 +365,10 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
 @cli.command()
 @click.argument("run_dir")
 def resume(run_dir: str) -> None:
-    """Continue an interrupted or killed run in RUN_DIR where it stopped (same run dir, remedies kept)."""
+    """Continue a run stopped by SIGINT/SIGTERM/SIGHUP or killed, in RUN_DIR, where it stopped.
+
+    Same run dir; the ladder's history, the remedies' environment, the build tree, the compiler cache
+    and what is left of --budget are kept; the attempt the interrupt cut short is not counted."""
     from rocmbuild.resuming import resume_run
 
     raise SystemExit(resume_run(run_dir, dict(os.environ), _streams()))
@@ -411,7 +414,7 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as exc:
         # A --detach run ending before it passed its refusals: the foreground exits with this code.
         if (detached := sys.modules.get("rocmbuild.records.detach")) is not None:
-            detached.ended(exc.code if isinstance(exc.code, int) else 1)  # type: ignore[attr-defined]
+            detached.ended(exc.code if isinstance(exc.code, int) else 1)
         raise
 
 
@@ -428,7 +431,7 @@ def _main(argv: list[str] | None) -> None:
         click.echo(exc.render(), err=True)
         _json_error(argv, exc.exit_code, exc.what, exc.why, exc.todo)
         if (detached := sys.modules.get("rocmbuild.records.detach")) is not None:  # for the foreground
-            detached.refused(exc.what, exc.why, exc.todo)  # type: ignore[attr-defined]
+            detached.refused(exc.what, exc.why, exc.todo)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("rocmbuild: interrupted", err=True)

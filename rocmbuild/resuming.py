@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import app
+from rocmbuild.build import provision
 from rocmbuild.build.context import RunContext
 from rocmbuild.build.planning import plan_all
 from rocmbuild.build.session import BuildSession
 from rocmbuild.diagnosis.catalogue import load_catalogue
-from rocmbuild.errors import ExitCode, Outcome, UsageError
-from rocmbuild.build import provision
 from rocmbuild.diagnosis.nextstep import resume_command
+from rocmbuild.errors import ExitCode, Outcome, UsageError
 from rocmbuild.process import containment, runner
 from rocmbuild.records.recorder import RunRecorder, load_run
 from rocmbuild.records.resume import (

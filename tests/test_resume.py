@@ -7,6 +7,7 @@ one object per part and keeps the ones it already made, so a resume that kept th
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import signal
@@ -95,10 +96,8 @@ def kill_tree(pid: int) -> None:
     tree = proc.children(recursive=True)
     proc.kill()
     for child in tree:
-        try:
+        with contextlib.suppress(psutil.NoSuchProcess):
             child.kill()
-        except psutil.NoSuchProcess:
-            pass
     psutil.wait_procs([proc, *tree], timeout=10)
 
 
@@ -162,9 +161,11 @@ def test_resume_keeps_the_runs_budget(tmp_path: Path) -> None:
 
 
 def test_resume_of_a_wheel_dir_run_keeps_the_wheel_step(tmp_path: Path) -> None:
-    wheel_step = ("wheel = [\"{python} -c 'import os, zipfile; zipfile.ZipFile(os.path.join(os.environ[\\\"WHEEL_DIR\\\"], "
-                  "\\\"parts-1.0-py3-none-any.whl\\\"), \\\"w\\\").writestr(\\\"parts/__init__.py\\\", \\\"\\\")'\"]")
-    setup_tree(tmp_path, parts=12, extra=wheel_step.format(python=sys.executable))
+    setup_tree(tmp_path, parts=12, extra=f'wheel = ["{sys.executable} mkwheel.py"]')
+    (tmp_path / "src" / "mkwheel.py").write_text(
+        "import os, zipfile\n"
+        "with zipfile.ZipFile(os.path.join(os.environ['WHEEL_DIR'], 'parts-1.0-py3-none-any.whl'), 'w') as w:\n"
+        "    w.writestr('parts/__init__.py', '')\n")
     run_dir, wheels = tmp_path / "run", tmp_path / "wheelhouse"
     proc = start(tmp_path, run_dir, "--wheel-dir", str(wheels))
     wait_for(run_dir / "attempt-1.log", "[3/12] Building")
