@@ -380,7 +380,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     """
     from rocmbuild.build import provision
 
-    streams, services, cache = ctx.streams, ctx.services, ctx.cache
+    streams, cache = ctx.streams, ctx.cache
     base_plan = base_plan or plan
     rec.extra["rocm"] = {"root": plan.rocm_root, "version": plan.rocm_version}
     job = schedjob.job_identity(os.environ)  # a batch scheduler's job (Slurm): which one, which restart
@@ -402,19 +402,8 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     if provision.up_to_date(base_plan, options, rec, streams):
         return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
                        "artifacts still verify: nothing was run", options, streams, facts)
-    if not options.skip_preflight:
-        rec.open_events()  # the checks take seconds: the events so far go to disk before them
-        checks = _preflight(plan, options, services)
-        rec.extra["preflight"] = checks_json(checks)
-        for check in checks:
-            rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
-        if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
-            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams, facts)
-        failed = [c for c in checks if c.status == "fail" and c.fatal]
-        if failed:
-            _record_preflight_failure(rec, plan, failed)
-            outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
-            return _finish(rec, outcome, reason, options, streams, facts)
+    if not options.skip_preflight and (stopped := run_preflight(plan, options, ctx, rec)) is not None:
+        return _finish(rec, *stopped, options, streams, facts)
     from rocmbuild.records import detach
 
     detach.passed()  # past its refusals: a --detach foreground waiting for this word may go
@@ -424,6 +413,23 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     if outcome == Outcome.SUCCEEDED:
         outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
     return _finish(rec, outcome, reason, options, streams, facts)
+
+
+def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
+                  rec: RunRecorder) -> tuple[Outcome, str] | None:
+    """The checks before the first attempt, recorded; how the run stops when they stop it, else None."""
+    rec.open_events()  # the checks take seconds: the events so far go to disk before them
+    checks = _preflight(plan, options, ctx.services)
+    rec.extra["preflight"] = checks_json(checks)
+    for check in checks:
+        rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
+    if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
+        return Outcome.INTERRUPTED, "interrupted during preflight"
+    failed = [c for c in checks if c.status == "fail" and c.fatal]
+    if failed:
+        _record_preflight_failure(rec, plan, failed)
+        return Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
+    return None
 
 
 def _start_record(rec: RunRecorder) -> None:

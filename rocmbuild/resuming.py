@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import app
+from rocmbuild.app import run_preflight
 from rocmbuild.build import provision
 from rocmbuild.build.context import RunContext
 from rocmbuild.build.planning import plan_all
@@ -84,10 +85,17 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
                     options, streams=streams, services=services, catalogue=load_catalogue(),
                     interrupted=interrupted,
                     deadline=services.clock() + budget_left if budget_left is not None else None)
-                session = BuildSession(plan, ctx.with_cache(cache), rec, history=tuple(history),
-                                       number_offset=done - len(history), uncounted=done - spent)
-                outcome, _ = session.run()
-                reason = session.state.reason
+                ctx = ctx.with_cache(cache)
+                # Stopped before its first attempt (during preflight): its checks are still due.
+                stopped = (run_preflight(plan, options, ctx, rec)
+                           if not attempts and not options.skip_preflight else None)
+                if stopped is not None:
+                    outcome, reason = stopped
+                else:
+                    session = BuildSession(plan, ctx, rec, history=tuple(history),
+                                           number_offset=done - len(history), uncounted=done - spent)
+                    outcome, _ = session.run()
+                    reason = session.state.reason
                 if outcome == Outcome.SUCCEEDED:  # the fingerprint, and the wheel step of a --wheel-dir run
                     outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec,
                                                               streams, reason)
