@@ -25,6 +25,7 @@ from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.errors import ExitCode, UsageError
+from rocmbuild.records.recorder import write_private
 
 CONSOLE_LOG = "console.log"
 PID_FILE = "rocmbuild.pid"
@@ -137,8 +138,6 @@ def _say(line: str) -> None:
 
 
 def _become_background(run_dir: Path) -> None:
-    from rocmbuild.records.recorder import write_private
-
     write_private(run_dir / PID_FILE, f"{os.getpid()}\n")
     null = os.open(os.devnull, os.O_RDONLY)
     log = os.open(run_dir / CONSOLE_LOG, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
