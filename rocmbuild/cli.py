@@ -223,8 +223,9 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
         if error:
             click.echo(RocmbuildError(str(error.get("error")), str(error.get("why") or ""),
                                       str(error.get("todo") or "")).render(), err=True)
-        click.echo(f"rocmbuild: the background run (PID {started.pid}) ended with exit {started.exit_code} "
-                   f"before it started building; console: {console}", err=True)
+        ended = ("finished: nothing to build (up to date)" if started.exit_code == 0
+                 else f"ended with exit {started.exit_code} before it started building")
+        click.echo(f"rocmbuild: the background run (PID {started.pid}) {ended}; console: {console}", err=True)
         raise SystemExit(started.exit_code)
     if options.json:
         click.echo(json.dumps({"run_dir": str(run_dir), "pid": started.pid, "console": str(console),
