@@ -220,6 +220,8 @@ def test_term_before_the_time_limit_stops_cleanly_and_the_script_requeues(tmp_pa
         assert all(a["ended"] == "interrupted" and a["diagnosis"] is None for a in first["attempts"])
         wait_until("the job requeued by its script", lambda: job_field(job, "JobState") == "PENDING")
         (src / "gate").write_text("")
+        # Its next start gets room to finish (a loaded machine compiles slower than the signal comes).
+        subprocess.run(["scontrol", "update", f"JobId={job}", "TimeLimit=10"], check=True, timeout=30)
         subprocess.run(["scontrol", "update", f"JobId={job}", "StartTime=now"], check=True, timeout=30)
         wait_until("the job to complete", lambda: job_field(job, "JobState") in ("COMPLETED", "FAILED", "TIMEOUT"))
     finally:
