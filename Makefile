@@ -40,8 +40,9 @@ toolchain: install
 	  echo "toolchain: gfx942 device libraries in $$(bash examples/device-libs.sh clang-19)"; \
 	fi
 
+# One worker per CPU (pytest-xdist): most of the suite waits on real processes and PTYs.
 test: install toolchain
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 # The scheduler tier: a real single-node Slurm cluster (munged, slurmctld, slurmd; tests/slurm/cluster.sh
 # installs slurm-wlm + munge when missing and it may), the tests against it, then the daemons stopped by

@@ -1,4 +1,4 @@
-"""The command line: contract options, plan, recipes, diagnose, signatures, error handling (issues 2 and 4)."""
+"""The command line: contract options, plan, recipes, diagnose, signatures, error handling."""
 
 from __future__ import annotations
 
