@@ -14,7 +14,8 @@ while kill -0 "$pid" 2>/dev/null; do wait "$pid"; rc=$?; done  # a trapped signa
 echo "rocmbuild exit $rc"
 case $rc in
   0) ;;                                    # succeeded (or up to date)
-  130) # interrupted: the run is resumable; the next start of this job continues it
+  130|143) # 130 interrupted: the run is resumable, the next start of this job continues it;
+           # 143: the signal came before rocmbuild could start (no run yet): starting again is as safe
     if [ "${REQUEUE_ON_INTERRUPT:-0}" = 1 ]; then scontrol requeue "$SLURM_JOB_ID"; fi ;;
   5) echo "out of --budget: give it more time" ;;   # budget_exhausted: resumable only with more time
   *) echo "rocmbuild gave up (exit $rc): see the run's summary" ;;  # 1, 2, 3, 4, 70: requeueing won't help

@@ -206,12 +206,14 @@ def test_term_before_the_time_limit_stops_cleanly_and_the_script_requeues(tmp_pa
     src, recipe = hip_tree(tmp_path)
     env = {**env_for(tmp_path), "REQUEUE_ON_INTERRUPT": "1"}
     out = tmp_path / "job.out"
-    job = sbatch(tmp_path, "--requeue", "--open-mode=append", "--time=1", "--signal=B:TERM@45", "-c", "1",
+    # Slurm sends it once the time left is within N s plus its 30 s check period: with 2 minutes and
+    # @60, 30-60 s after the start (well after rocmbuild has started; a --time=1 sends it at once).
+    job = sbatch(tmp_path, "--requeue", "--open-mode=append", "--time=2", "--signal=B:TERM@60", "-c", "1",
                  "--mem=3G", "-o", str(out), str(HERE / "job.sh"), str(recipe), "--source", str(src),
                  "--arch", "gfx90a", env=env)
     try:
-        # Slurm sends it when its timer comes round (up to a minute early): mid-compile or at the gate.
-        wait_until("rocmbuild's exit code in the job output", lambda: "rocmbuild exit" in read(out), timeout=120)
+        # Mid-compile or at the gate, whichever the build has reached.
+        wait_until("rocmbuild's exit code in the job output", lambda: "rocmbuild exit" in read(out), timeout=150)
         assert "rocmbuild exit 130" in read(out), read(out)
         run_dir = job_run_dir(tmp_path, job)
         assert run_dir is not None, read(out)
