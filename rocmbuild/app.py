@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -360,7 +360,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
     provision.py, the options recorded in ``run.started``); the loop gets ``ctx``.
     """
-    from rocmbuild.build import provision
+    from rocmbuild.build import provision, treehash
 
     streams, services, cache = ctx.streams, ctx.services, ctx.cache
     base_plan = base_plan or plan
@@ -378,9 +378,16 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: Outcome
-    if provision.up_to_date(base_plan, options, rec, streams):
-        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
-                       "artifacts still verify: nothing was run", options, streams, facts)
+    stop = _fingerprint_stop(ctx)
+    try:
+        verdict = provision.up_to_date(base_plan, options, rec, streams, stop=stop)
+    except treehash.Stopped as exc:
+        return _finish(rec, Outcome.INTERRUPTED if exc.reason == "interrupted" else Outcome.BUDGET_EXHAUSTED,
+                       f"stopped ({exc.reason}) while fingerprinting the tree, before any attempt",
+                       options, streams, facts)
+    if verdict.ok:
+        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint, its outputs "
+                       "are as it left them and they still verify: nothing was run", options, streams, facts)
     if not options.skip_preflight:
         rec.open_events()  # the checks take seconds: the events so far go to disk before them
         checks = _preflight(plan, options, services)
@@ -398,8 +405,19 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
-        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
+        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
+                                                  before=verdict.fingerprint, stop=stop)
     return _finish(rec, outcome, reason, options, streams, facts)
+
+
+def _fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
+    """What ends a fingerprint's walk early: a Ctrl-C/SIGTERM/SIGHUP, or the --budget spent."""
+    def stop() -> str | None:
+        if ctx.interrupted():
+            return "interrupted"
+        left = ctx.budget_left()
+        return "budget" if left is not None and left <= 0 else None
+    return stop
 
 
 def _start_record(rec: RunRecorder) -> None:

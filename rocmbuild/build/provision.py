@@ -13,7 +13,7 @@ import os
 import shlex
 import subprocess
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,39 +33,72 @@ def _say(streams: Streams, options: BuildOptions, text: str) -> None:
         streams.err.flush()
 
 
-def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams) -> bool:
-    """True = nothing to build: the tree's last success has this fingerprint and still verifies.
+def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams,
+               stop: fingerprint.Stop = fingerprint._never) -> fingerprint.UpToDate:
+    """``.ok`` = nothing to build: the tree's last success has this fingerprint and still verifies.
 
     Otherwise the stored fingerprint is dropped before the build starts: a build that then fails
-    (or is interrupted half way) must not leave the claim that the tree is built.
+    (or is interrupted half way) must not leave the claim that the tree is built.  The verdict's
+    fingerprint is the inputs *before* the build, which ``after_success`` compares again.
+    Raises ``treehash.Stopped`` when ``stop`` says so during the walk (a Ctrl-C, the budget).
     """
-    verdict = fingerprint.check(plan)
+    verdict = fingerprint.check(plan, stop=stop)
     data = verdict.to_json()
     if options.force:
         data.update(up_to_date=False, differs=["--force"])
     rec.extra["up_to_date"] = data
     rec.event("fingerprint.compared", **data)
+    tree = verdict.fingerprint.tree
+    if tree is not None and not tree.cacheable:  # said once: after the build it is not walked again
+        _say(streams, options, f"the tree is not cacheable ({'; '.join(tree.special[:3])}"
+                               f"{' ...' if len(tree.special) > 3 else ''}): such files are never opened, "
+                               "and up_to_date is never claimed for this tree")
     if verdict.ok and not options.force:
         _say(streams, options, f"up to date: same fingerprint ({verdict.fingerprint.digest[:12]}) as the last "
-                               f"success in {plan.source}; artifacts: {verdict.artifacts}")
+                               f"success in {plan.source}; {verdict.artifacts}")
         if options.wheel_dir is not None and not published(options.wheel_dir, plan.recipe.name,
                                                             verdict.fingerprint.digest):
             # A node re-run with --wheel-dir still makes sure its wheel is there.
             result = publish_wheels(plan, options, rec, streams, verdict.fingerprint)
             rec.extra["wheels"] = result.to_json()
-            return result.ok
-        return True
+            return verdict if result.ok else replace(verdict, ok=False)
+        return verdict
     fingerprint.forget(plan.source)
-    return False
+    if options.force:
+        force_clean(plan, rec, streams, options)
+    return replace(verdict, ok=False)
+
+
+def force_clean(plan: BuildPlan, rec: RunRecorder, streams: Streams, options: BuildOptions) -> None:
+    """--force makes the build system rebuild too: the recipe's clean paths and the tree's CMake caches
+    go (a fresh configure), the way the clean_build remedy removes them; what was removed is said."""
+    from rocmbuild.build.effects import safe_remove
+    from rocmbuild.build.remedybase import cmake_caches
+
+    patterns = (*plan.recipe.clean_paths, *cmake_caches(plan.source))
+    removed, refused = safe_remove(plan.source, patterns) if patterns else ([], [])
+    if removed:
+        shown = ", ".join(removed[:5]) + (f" (+{len(removed) - 5} more)" if len(removed) > 5 else "")
+        said = f"--force: removed {shown} so that the build system rebuilds everything"
+    elif patterns:
+        said = "--force: the clean paths and CMake caches were already absent; the build starts from a clean tree"
+    else:
+        said = ("--force: the recipe names no clean paths and the tree has no CMake cache, so nothing was "
+                "removed; the build system may still skip work it considers up to date")
+    if refused:
+        said += f"; not removed: {', '.join(refused[:3])}"
+    rec.extra["force"] = {"removed": removed, "refused": refused, "patterns": list(patterns), "said": said}
+    rec.event("force.cleaned", removed=removed, refused=refused, detail=said)
+    _say(streams, options, said)
 
 
 def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
-                  streams: Streams, reason: str) -> tuple[Outcome, str]:
+                  streams: Streams, reason: str, before: fingerprint.Fingerprint | None = None,
+                  stop: fingerprint.Stop = fingerprint._never) -> tuple[Outcome, str]:
     """Store the fingerprint of the command's plan (not the remedied one: the next run of the same
-    command must match), then the wheels; an unverified wheel turns the outcome into `failed`."""
-    current = fingerprint.compute(base_plan)
-    where = fingerprint.save(base_plan.source, current, base_plan.recipe.name)
-    rec.event("fingerprint.saved", digest=current.digest, parts=dict(current.parts), path=str(where))
+    command must match) if the tree's inputs did not change during the build; then the wheels; an
+    unverified wheel turns the outcome into `failed`."""
+    current = _record_success(base_plan, final_plan, options, rec, streams, before, stop)
     if options.wheel_dir is None:
         return Outcome.SUCCEEDED, reason
     result = publish_wheels(final_plan, options, rec, streams, current)
@@ -73,6 +106,44 @@ def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOpt
     if not result.ok:
         return Outcome.FAILED, f"built, but the wheel step failed: {result.detail}"
     return Outcome.SUCCEEDED, f"{reason}; wheel(s) in {options.wheel_dir}"
+
+
+def _record_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
+                    streams: Streams, before: fingerprint.Fingerprint | None,
+                    stop: fingerprint.Stop) -> fingerprint.Fingerprint:
+    """The fingerprint after the build; saved only when the tree's inputs are what they were before it."""
+    from rocmbuild.build import outputs, treehash
+
+    def not_saved(why: str) -> None:
+        fingerprint.forget(base_plan.source)
+        rec.event("fingerprint.not_saved", reason=why)
+        rec.extra["fingerprint_saved"] = False
+
+    try:
+        current = fingerprint.compute(base_plan, stop=stop)
+    except treehash.Stopped as exc:
+        not_saved(f"stopped ({exc.reason}) while fingerprinting the tree after the build")
+        return before or fingerprint.Fingerprint({})
+    if before is not None and before.tree is not None and not before.tree.cacheable:
+        not_saved("the tree is not cacheable")
+        return current
+    changed = treehash.changed_between(before.tree, current.tree) if (
+        before is not None and before.tree is not None and current.tree is not None) else []
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
+        not_saved(f"changed during the build: {shown}")
+        _say(streams, options, f"the tree changed during the build ({shown}): no up_to_date record, the next "
+                               "run builds again (files the build itself rewrites belong in the recipe's "
+                               "[clean] paths)")
+        return current
+    built = outputs.collect(base_plan.source, base_plan.recipe.verify_artifacts, base_plan.recipe.clean_paths)
+    base_env, final_env = base_plan.env, final_plan.env
+    verify_env = {k: v for k, v in final_env.items() if base_env.get(k) != v}
+    where = fingerprint.save(base_plan.source, current, base_plan.recipe.name, built, verify_env)
+    rec.event("fingerprint.saved", digest=current.digest, parts=dict(current.parts), path=str(where),
+              outputs=built.kind, output_files=len(built.files))
+    rec.extra["fingerprint_saved"] = True
+    return current
 
 
 @dataclass(frozen=True)
