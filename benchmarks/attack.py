@@ -11,7 +11,9 @@ Categories: stop (no survivor of any escape kind after any stop path, SIGKILL
 included), sigkill-records (records readable after SIGKILL), leftovers, clean
 (nothing outside the tree deleted), secrets, repro, lock, reader, fs, recipe,
 options (bad input exits 2), flood (memory flat), redos (a catastrophic user
-regex cannot hang the build: the classifier's bound, issue 11).
+regex cannot hang the build: the classifier's bound, issue 11), uptodate (a change
+the build depends on is never answered with up_to_date), special (FIFOs, devices, a sparse
+file, signals and --budget while the fingerprint reads the tree): attack_uptodate.py.
 """
 
 from __future__ import annotations
@@ -640,6 +642,9 @@ def cases() -> list[Case]:
     ]
     table += [(f"flood: {k}", flood_case(k)) for k in ("binary", "line", "lines")]
     table.append(("redos: catastrophic user signature (issue 11)", redos))
+    from attack_uptodate import cases as uptodate_cases  # beside this file: a false up_to_date, special files
+
+    table += uptodate_cases()
     return table
 
 

@@ -12,6 +12,7 @@ A clean path is what the clean remedy deletes: a glob relative to the tree's roo
 
 from __future__ import annotations
 
+import errno
 import glob as globlib
 import json
 import os
@@ -21,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from rocmbuild.digest import sha256_for
+from rocmbuild.digest import sha256_for, sha256_hex
 
 # VCS metadata, a directory or (a submodule's, a worktree's) file: never what a build compiles.
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr"})
@@ -132,29 +133,50 @@ class StatCache:
 
 
 def hash_file(path: str, stop: Callable[[], str | None]) -> tuple[str, os.stat_result] | None:
-    """sha256 of a regular file read in CHUNK-sized pieces; None when it is not a regular file once open.
+    """sha256 of a regular file's data read in CHUNK-sized pieces, and of where its holes are; None when
+    it is not a regular file once open.
 
     Opened non-blocking and checked again after opening: a file swapped for a FIFO between the walk's
-    stat and the open neither blocks nor is read."""
+    stat and the open neither blocks nor is read.  A sparse file's holes are skipped (SEEK_DATA), not
+    read as zeros: its layout is hashed instead, so a 6 GB sparse image costs what its data costs."""
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        h = sha256_for(st.st_size)()  # OpenSSL only for a file big enough to repay loading it (digest.py)
+        data = sha256_for(st.st_size)()  # OpenSSL only for a file big enough to repay loading it (digest.py)
+        layout: list[str] = []
         buf = bytearray(CHUNK)
         view = memoryview(buf)
+        pos = 0
         while True:
+            start = _next_data(fd, pos, st.st_size)
+            if start != pos:
+                layout.append(f"{pos}+{start - pos}")
+                pos = start
+                os.lseek(fd, pos, os.SEEK_SET)
             n = os.readv(fd, [buf])
             if not n:
                 break
-            h.update(view[:n])
+            data.update(view[:n])
+            pos += n
             reason = stop()
             if reason:
                 raise Stopped(reason)
-        return h.hexdigest()[:32], st
+        return sha256_hex(f"{data.hexdigest()} holes:{','.join(layout)}")[:32], st
     finally:
         os.close(fd)
+
+
+def _next_data(fd: int, pos: int, size: int) -> int:
+    """Where the file's data resumes at or after ``pos`` (``pos`` itself when not in a hole, or when the
+    file system cannot say)."""
+    if pos >= size or not hasattr(os, "SEEK_DATA"):
+        return pos
+    try:
+        return os.lseek(fd, pos, os.SEEK_DATA)
+    except OSError as exc:
+        return size if exc.errno == errno.ENXIO else pos  # ENXIO: only a hole up to the end
 
 
 def snapshot(root: Path, clean_paths: Iterable[str] = (), cache: StatCache | None = None,
