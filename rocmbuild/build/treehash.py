@@ -120,7 +120,7 @@ class StatCache:
         if self.path is None:
             return
         fresh = {rel: [*self._key(st), digest] for rel, (st, digest) in seen.items()
-                 if max(st.st_mtime_ns, st.st_ctime_ns) < started_ns - RACY_NS}
+                 if st.st_mtime_ns < started_ns - RACY_NS}
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
