@@ -65,9 +65,9 @@ def test_a_sparse_file_costs_its_data_not_its_size(tmp_path: Path) -> None:
 
     hashed = treehash.hash_file(str(path), count)
     assert hashed is not None and len(reads) < 10, f"{len(reads)} chunks read for 4 bytes of data"
-    with open(path, "r+b") as f:
-        f.seek(1 << 30)
-        f.write(b"DATA")
+    with open(path, "r+b") as g:
+        g.seek(1 << 30)
+        g.write(b"DATA")
     assert treehash.hash_file(str(path), lambda: None)[0] != hashed[0]  # type: ignore[index]
 
 
