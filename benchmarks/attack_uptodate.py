@@ -294,6 +294,27 @@ def _edited_during_build(tmp: Path) -> tuple[bool, str]:
         f"second run: {second.summary.get('outcome')}; build/out holds {built.strip()!r}"
 
 
+def _force(tmp: Path) -> tuple[bool, str]:
+    """--force against a build system that skips what it considers up to date: the output is made again,
+    and the run says what --force did (console, events, summary)."""
+    src = tmp / "src"
+    src.mkdir()
+    (src / "in.txt").write_text("v1\n")
+    recipe = write_recipe(tmp, "[ -f build/out ] || { mkdir -p build && cat in.txt > build/out; }")
+    env = env_for(tmp)
+    first = rocmbuild(tmp, recipe, env, name="r1")
+    if first.summary.get("outcome") != "succeeded":
+        return False, f"the first build did not succeed: {first.err[-300:]}"
+    (src / "build" / "out").write_text("left by an older build\n")  # what a stale incremental build keeps
+    forced = rocmbuild(tmp, recipe, env, "--force", name="r2")
+    out = (src / "build" / "out").read_text()
+    force = forced.summary.get("force")
+    said = "--force: removed build" in forced.err
+    return (forced.summary.get("outcome") == "succeeded" and out == "v1\n" and said
+            and isinstance(force, dict) and force.get("removed") == ["build"],
+            f"{forced.summary.get('outcome')}; build/out {out.strip()!r}; console says it: {said}; summary {force}")
+
+
 # -- special files ------------------------------------------------------------------------------------------
 
 def _special(make: Callable[[Path], None], rss_mb: float = 400) -> Callable[[Path], tuple[bool, str]]:
@@ -403,6 +424,7 @@ def cases() -> list[Case]:
         ("uptodate: declared artifact deleted",
          b(_nothing, lambda tmp, src: (src / "build" / "out").unlink(), artifacts='["build/out"]')),
         ("uptodate: module the build installed removed (verify runs again)", _removed_module),
+        ("uptodate: --force makes the build system rebuild and says so", _force),
         ("special: FIFO in a non-git tree", _special(_fifo)),
         ("special: character device (mknod c 1 5)", _special(_chardev)),
         ("special: SIGTERM while fingerprinting a 16 GB tree", _signal_during_walk(signal.SIGTERM)),

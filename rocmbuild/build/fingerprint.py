@@ -208,7 +208,7 @@ def _named_differences(record: dict[str, Any] | None, current: Fingerprint) -> t
     return tuple(differs)
 
 
-def check(plan: BuildPlan, run: proc.Run = proc.capture, stop: Stop = _never) -> UpToDate:
+def check(plan: BuildPlan, run: proc.Run = proc.capture, stop: Stop = _never, verify_again: bool = True) -> UpToDate:
     """Same fingerprint as the tree's last success, its outputs as it left them, artifacts that still
     verify and the verify step passing again; anything short of all that builds."""
     from rocmbuild.build.reverify import run_verify
@@ -237,6 +237,8 @@ def check(plan: BuildPlan, run: proc.Run = proc.capture, stop: Stop = _never) ->
         if not report.ok:
             return UpToDate(False, current, ("artifacts",), report.describe())
         said.append(report.describe())
+    if not verify_again:  # --force builds anyway: the verify step would only cost time
+        return UpToDate(True, current, (), "; ".join([*said, "verify not run again (--force)"]))
     remedied = record.get("verify_env")
     env = {**plan.env, **({str(k): str(v) for k, v in remedied.items()} if isinstance(remedied, dict) else {})}
     verified = run_verify(plan.recipe.steps.verify, plan.source, env, stop)

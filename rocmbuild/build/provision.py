@@ -42,7 +42,7 @@ def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams
     fingerprint is the inputs *before* the build, which ``after_success`` compares again.
     Raises ``treehash.Stopped`` when ``stop`` says so during the walk (a Ctrl-C, the budget).
     """
-    verdict = fingerprint.check(plan, stop=stop)
+    verdict = fingerprint.check(plan, stop=stop, verify_again=not options.force)
     data = verdict.to_json()
     if options.force:
         data.update(up_to_date=False, differs=["--force"])
