@@ -121,12 +121,14 @@ class StatCache:
             return
         fresh = {rel: [*self._key(st), digest] for rel, (st, digest) in seen.items()
                  if st.st_mtime_ns < started_ns - RACY_NS}
+        if fresh == self.entries:  # a rerun over an unchanged tree writes nothing
+            return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
             fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-            with os.fdopen(fd, "w", encoding="utf-8") as out:
-                json.dump({"version": 1, "entries": fresh}, out, separators=(",", ":"))
+            with os.fdopen(fd, "wb") as out:  # dumps, not dump: the C encoder in one go (~5x faster)
+                out.write(json.dumps({"version": 1, "entries": fresh}, separators=(",", ":")).encode())
             os.replace(tmp, self.path)
         except OSError:
             pass  # only speed is lost
