@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import secrets
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -161,7 +160,7 @@ def save(source: Path, fingerprint: Fingerprint, recipe: str, built: outputs.Out
     the verify step needs again before an up_to_date claim."""
     path = store_path(source)
     path.parent.mkdir(parents=True, exist_ok=True)
-    salt = secrets.token_hex(8)
+    salt = os.urandom(8).hex()  # not `secrets`: it imports OpenSSL (digest.py)
     record = {"source": str(source.resolve()), "recipe": recipe, **fingerprint.to_json(),
               "outputs": built.to_json() if built is not None else None,
               "verify_env": dict(verify_env or {}), "env_salt": salt,

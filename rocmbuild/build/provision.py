@@ -129,6 +129,8 @@ def _record_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildO
         return current
     changed = treehash.changed_between(before.tree, current.tree) if (
         before is not None and before.tree is not None and current.tree is not None) else []
+    if before is not None:  # the rest of what the build saw: a torch upgraded while it ran, another cc
+        changed += [f"({part})" for part in fingerprint.differences(before.parts, current) if part != "source"]
     if changed:
         shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
         not_saved(f"changed during the build: {shown}")
