@@ -17,10 +17,12 @@ import glob as globlib
 import json
 import os
 import stat
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from rocmbuild.digest import sha256_for, sha256_hex
 
@@ -146,7 +148,7 @@ def hash_file(path: str, stop: Callable[[], str | None]) -> tuple[str, os.stat_r
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        data = sha256_for(st.st_size)()  # OpenSSL only for a file big enough to repay loading it (digest.py)
+        data = _sha256(st.st_size)()
         layout: list[str] = []
         buf = bytearray(CHUNK)
         view = memoryview(buf)
@@ -168,6 +170,13 @@ def hash_file(path: str, stop: Callable[[], str | None]) -> tuple[str, os.stat_r
         return sha256_hex(f"{data.hexdigest()} holes:{','.join(layout)}")[:32], st
     finally:
         os.close(fd)
+
+
+def _sha256(size: int) -> Callable[..., Any]:
+    """OpenSSL's SHA-256 (~7x faster per byte) once something loaded it, else only for a file big enough
+    to repay loading it (digest.py): a small tree stays on the builtin, a big one goes to OpenSSL."""
+    loaded = sys.modules.get("hashlib")
+    return loaded.sha256 if loaded is not None else sha256_for(size)
 
 
 def _next_data(fd: int, pos: int, size: int) -> int:
