@@ -226,7 +226,7 @@ def _outside(tmp: Path) -> tuple[Path, set[str]]:
 def clean_case(setup: Callable[[Path, Path], list[str]], *, mount: str | None = None,
                swapper: bool = False) -> Callable[[Path], tuple[bool, str]]:
     def case(tmp: Path) -> tuple[bool, str]:
-        from rocmbuild.build.effects import safe_remove
+        from rocmbuild.loop.effects import safe_remove
 
         outside, before = _outside(tmp)
         src = tmp / "src"

@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from rocmbuild.build import treehash
+from rocmbuild.provisioning import treehash
 
 
 def generate(root: Path, files: int, total_mb: int) -> int:

@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rocmbuild.build.joblimit import AttemptSlots
-from rocmbuild.build.launchshim import install_launcher
+from rocmbuild.toolchain.joblimit import AttemptSlots
+from rocmbuild.toolchain.launchshim import install_launcher
 
 SOURCES = {
     "trivial": ("x.c", "int x;\n", ["cc", "-c"]),

@@ -2,7 +2,7 @@
 
 Each row compares a baseline with a measured build of the same generated HIP
 project (benchmarks/genproject.py: N translation units of templated kernels,
-a Makefile driving hipcc, hipcc's clang wrapped through rocmbuild.build.cache):
+a Makefile driving hipcc, hipcc's clang wrapped through rocmbuild.toolchain.cache):
 
     retry_after_clean   cold build (empty cache)  vs  rebuild after deleting build/ (= clean_build)
     fresh_clone         cold build                vs  the same sources copied to another path, same cache
@@ -40,8 +40,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))              # genproje
 
 import genproject
 
-from rocmbuild.build import cache
-from rocmbuild.build.cache import CacheConfig, CacheStats, CacheTool
+from rocmbuild.toolchain import cache
+from rocmbuild.toolchain.cache import CacheConfig, CacheStats, CacheTool
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Times, interleaved in one run so that machine load hits every row alike, each as
 a fresh process (wall time, median of ``--runs``):
 
 * ``python -c pass``: the interpreter alone (the baseline of every ratio);
-* ``import rocmbuild.cli`` and ``import rocmbuild.app``: what the modules cost;
+* ``import rocmbuild.cli`` and ``import rocmbuild.commands.app``: what the modules cost;
 * ``rocmbuild --help`` and ``rocmbuild build --help``;
 * ``rocmbuild plan RECIPE --skip-preflight``: planning (host facts, arch, environment);
 * build start to first attempt: ``rocmbuild build RECIPE`` with a one-step recipe whose
@@ -73,7 +73,7 @@ def probes(work: Path) -> list[Probe]:
     return [
         Probe("python -c pass", [py, "-c", "pass"]),
         Probe("import rocmbuild.cli", [py, "-c", "import rocmbuild.cli"]),
-        Probe("import rocmbuild.app", [py, "-c", "import rocmbuild.app"]),
+        Probe("import rocmbuild.commands.app", [py, "-c", "import rocmbuild.commands.app"]),
         Probe("rocmbuild --help", [ROCMBUILD, "--help"]),
         Probe("rocmbuild build --help", [ROCMBUILD, "build", "--help"]),
         Probe("rocmbuild plan (no preflight)", [ROCMBUILD, "plan", *common]),

@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO, cast
 
 import click
 
@@ -30,6 +30,7 @@ from rocmbuild.options import (
     parse_seconds,
 )
 from rocmbuild.process.console import guard_console
+from rocmbuild.records.redact import redact, redact_text, secret_values
 
 COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures", "history", "resume")
 
@@ -140,10 +141,26 @@ def _memory_reserve(text: str | None) -> int | None:
     return parse_size(text, "--memory-reserve") if text is not None and text.strip() else None
 
 
+class _RedactedText:
+    """rocmbuild's own text on stderr with secrets blanked (a ``?token=`` in --requires-from, the value of
+    MY_API_TOKEN in an error message); everything else, the binary buffer the build's output is relayed
+    through included, is the wrapped stream's."""
+
+    def __init__(self, stream: Any, secrets: tuple[str, ...]) -> None:
+        self._stream = stream
+        self._secrets = secrets
+
+    def write(self, text: str) -> int:
+        return int(self._stream.write(redact_text(text, self._secrets)))
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 def _streams() -> Any:
     from rocmbuild.services import Streams
 
-    return Streams(out=sys.stdout, err=sys.stderr)
+    return Streams(out=sys.stdout, err=cast(TextIO, _RedactedText(sys.stderr, secret_values(os.environ))))
 
 
 @click.group(cls=DefaultToBuild, context_settings={"help_option_names": ["-h", "--help"]})
@@ -164,7 +181,7 @@ def build(recipes: tuple[str, ...], **kw: Any) -> None:
     if options.detach and not options.dry_run:
         options = _detach(recipes, options)
     with _prefetched():
-        from rocmbuild.app import build as run_build
+        from rocmbuild.commands.app import build as run_build
 
         raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
 
@@ -173,7 +190,7 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
     """--detach: check what is cheap to check here, fork; the parent prints and exits 0 (detach.py)."""
     from dataclasses import replace
 
-    from rocmbuild.build.planning import load_recipes
+    from rocmbuild.planning.planning import load_recipes
     from rocmbuild.records.detach import CONSOLE_LOG, detach, detached_run_dir
 
     load_recipes(recipes)  # a bad recipe name is exit 2 here, not a line in a log nobody reads
@@ -194,7 +211,7 @@ def plan(recipes: tuple[str, ...], **kw: Any) -> None:
     """Print the plan (= build --dry-run): ROCm, arch, MAX_JOBS, env diff, steps, clean paths, ladder."""
     options = make_options(kw, dry_run=True)
     with _prefetched():
-        from rocmbuild.app import show_plans
+        from rocmbuild.commands.app import show_plans
 
         raise SystemExit(show_plans(recipes, options, dict(os.environ), _streams()))
 
@@ -236,7 +253,7 @@ def diagnose(logs: tuple[str, ...], as_json: bool, explain: bool) -> None:
 def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler: str | None,
            wheel_dir: str | None, requires_from: str | None, cache_remote: str | None) -> None:
     """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS, fleet settings."""
-    from rocmbuild.host.doctor import run_doctor
+    from rocmbuild.commands.doctor import run_doctor
 
     raise SystemExit(run_doctor(arch=arch, rocm_path=rocm_path, as_json=as_json, environ=dict(os.environ),
                                 out=sys.stdout, hip_compiler=hip_compiler, wheel_dir=wheel_dir,
@@ -247,7 +264,7 @@ def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per recipe")
 def recipes_cmd(as_json: bool) -> None:
     """List the bundled and user recipes."""
-    from rocmbuild.build.recipe import available_recipes, find_recipe
+    from rocmbuild.planning.recipe import available_recipes, find_recipe
 
     for name, path in available_recipes().items():
         try:
@@ -298,7 +315,7 @@ def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
 @click.option("--json", "as_json", is_flag=True, help="one JSON object: every binary and its gfx targets")
 def inspect_cmd(paths: tuple[str, ...], as_json: bool) -> None:
     """The gfx targets of every code object in wheels, directories or .so files. Exit 0, 2 on bad input."""
-    from rocmbuild.build.codeobjects import run_inspect
+    from rocmbuild.verification.codeobjects import run_inspect
 
     raise SystemExit(run_inspect(paths, as_json=as_json, out=sys.stdout))
 
@@ -319,7 +336,10 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
         signature_stats,
     )
 
-    summaries = [s for s in load_summaries(run_dirs()) if recipe is None or s.get("recipe") == recipe]
+    skipped: list[Any] = []
+    summaries = [s for s in load_summaries(run_dirs(), skipped) if recipe is None or s.get("recipe") == recipe]
+    for record in skipped:  # one line each, on stderr: --json's stdout stays one object a line
+        click.echo(f"rocmbuild: skipped {record.path}: {record.why}", err=True)
     if stats:
         values: list[Any] = signature_stats(summaries)
         text = render_stats(values)
@@ -334,7 +354,7 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
 @click.argument("run_dir")
 def resume(run_dir: str) -> None:
     """Continue an interrupted or killed run in RUN_DIR where it stopped (same run dir, remedies kept)."""
-    from rocmbuild.resuming import resume_run
+    from rocmbuild.commands.resuming import resume_run
 
     raise SystemExit(resume_run(run_dir, dict(os.environ), _streams()))
 
@@ -348,6 +368,8 @@ def signatures() -> None:
 @click.argument("file", required=False)
 def signatures_check(file: str | None) -> None:
     """Verify a signature file's examples and near-misses (default: the bundled and user catalogue)."""
+    from rocmbuild.diagnosis.catalogue import user_signature_files
+    from rocmbuild.diagnosis.patterns import MAX_TIMEOUTS, SEARCH_TIMEOUT
     from rocmbuild.diagnosis.signature_check import check_catalogue
 
     if file and not Path(file).is_file():
@@ -356,6 +378,11 @@ def signatures_check(file: str | None) -> None:
     for failure in failures:
         click.echo(f"FAIL {failure}")
     click.echo(f"{checked} signatures checked, {len(failures)} failures")
+    if file or user_signature_files():
+        # The static refusal knows the classic forms, not every slow pattern: say what else protects a build.
+        click.echo(f"user patterns: nested or overlapping repetition is refused at load; any other slow pattern "
+                   f"gives up after {SEARCH_TIMEOUT * 1000:.0f} ms a line and is switched off after "
+                   f"{MAX_TIMEOUTS} time-outs")
     raise SystemExit(1 if failures else 0)
 
 
@@ -366,9 +393,13 @@ def _crash_log(exc: BaseException) -> Path:
 
     directory = paths.state_dir("crashes")
     directory.mkdir(parents=True, exist_ok=True)
+    from rocmbuild.records.recorder import write_private
+
+    directory.chmod(0o700)  # crash logs hold argv and paths: the owner's alone, like run dirs
     path = directory / f"crash-{datetime.now().strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.log"
-    path.write_text(f"rocmbuild {__version__}\nargv: {sys.argv}\n\n" + "".join(
-        traceback.format_exception(type(exc), exc, exc.__traceback__)), encoding="utf-8")
+    text = f"rocmbuild {__version__}\nargv: {sys.argv}\n\n" + "".join(
+        traceback.format_exception(type(exc), exc, exc.__traceback__))
+    write_private(path, redact_text(text, secret_values(os.environ)))
     return path
 
 
@@ -383,7 +414,7 @@ def main(argv: list[str] | None = None) -> None:
     except SystemExit as exc:
         sys.exit(exc.code)
     except RocmbuildError as exc:
-        click.echo(exc.render(), err=True)
+        click.echo(redact_text(exc.render(), secret_values(os.environ)), err=True)
         _json_error(argv, exc.exit_code, exc.what, exc.why, exc.todo)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
@@ -402,7 +433,8 @@ def main(argv: list[str] | None = None) -> None:
             where = str(_crash_log(exc))
         except OSError:
             where = "(could not write a crash log)"
-        click.echo(f"rocmbuild: internal error: {type(exc).__name__}: {exc}\n"
+        click.echo(f"rocmbuild: internal error: {type(exc).__name__}: "
+                   f"{redact_text(str(exc), secret_values(os.environ))}\n"
                    f"  this is a bug in rocmbuild; the crash log is {where}\n"
                    f"  please report it with that file", err=True)
         sys.exit(ExitCode.INTERNAL)
@@ -417,7 +449,8 @@ def _json_error(argv: list[str] | None, exit_code: int, what: str, why: str, tod
     args = sys.argv[1:] if argv is None else argv
     wanted = "--json" in args or os.environ.get("ROCMBUILD_JSON", "").strip().lower() in ("1", "true", "yes", "on")
     if wanted:
-        click.echo(json.dumps({"exit_code": int(exit_code), "error": what, "why": why, "todo": todo}))
+        error = {"exit_code": int(exit_code), "error": what, "why": why, "todo": todo}
+        click.echo(json.dumps(redact(error, secret_values(os.environ))))
 
 
 def _terminate(signum: int, frame: object) -> None:

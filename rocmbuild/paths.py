@@ -12,6 +12,8 @@ from pathlib import Path
 
 import platformdirs
 
+import rocmbuild
+
 APP = "rocmbuild"
 
 
@@ -34,7 +36,6 @@ def package_dir() -> Path:
     """rocmbuild's own directory (signatures.toml, recipes/): ``importlib.resources.files("rocmbuild")``,
     which for a package on disk is its ``__init__``'s directory; without importing importlib.resources
     and its readers (~7 ms on the way to every build's first attempt).  Anything else (a zip) asks it."""
-    import rocmbuild
 
     spec = rocmbuild.__spec__
     origin = spec.origin if spec is not None else None

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TextIO
 
-from rocmbuild.build.probecache import ProbeCache
 from rocmbuild.host import arch as archmod
+from rocmbuild.host.probecache import ProbeCache
+from rocmbuild.process import attempt as attemptmod
 from rocmbuild.process import command as proc
 
 if TYPE_CHECKING:
@@ -31,13 +32,6 @@ class Streams:
     err: TextIO
 
 
-def pty_attempt(request: AttemptRequest, hooks: AttemptHooks) -> AttemptOutcome:
-    """The PTY engine (process/attempt.py -> runner.run_attempt), imported when the first attempt runs."""
-    from rocmbuild.process.attempt import run
-
-    return run(request, hooks)
-
-
 @dataclass(frozen=True)
 class Services:
     """The outside world, replaceable in tests."""
@@ -47,7 +41,7 @@ class Services:
     run: proc.Run = proc.capture
     detect_arch: Callable[[], archmod.Detection | None] = archmod.detect_local_archs
     probes: ProbeCache = field(default_factory=ProbeCache)
-    attempt: Callable[[AttemptRequest, AttemptHooks], AttemptOutcome] = pty_attempt  # runs one attempt's steps
+    attempt: Callable[[AttemptRequest, AttemptHooks], AttemptOutcome] = attemptmod.run  # runs one attempt's steps
 
 
 def pause(seconds: float, *, sleep: Callable[[float], None], interrupted: Callable[[], bool],

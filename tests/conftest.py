@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build.recipe import Recipe, find_recipe
+from rocmbuild.planning.recipe import Recipe, find_recipe
 
 pytest_plugins = ["pytester"]
 

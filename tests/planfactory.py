@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmbuild.build.environment import base_changes
-from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.recipe import parse_recipe
 from rocmbuild.host.arch import Targets
 from rocmbuild.host.facts import STATIC_LOADER_DIRS
 from rocmbuild.host.rocm import Rocm
+from rocmbuild.planning.environment import base_changes
+from rocmbuild.planning.plan import BuildPlan
+from rocmbuild.planning.recipe import parse_recipe
 
 RECIPE = """
 name = "demo"

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from conftest import ExampleTree
 
-from rocmbuild.build.archtruth import beyond_request, downgrades
-from rocmbuild.build.artifacts import verify_artifacts
 from rocmbuild.host.arch import Targets
+from rocmbuild.verification.archtruth import beyond_request, downgrades
+from rocmbuild.verification.artifacts import verify_artifacts
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 

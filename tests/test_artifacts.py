@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 from conftest import ExampleTree
 
-from rocmbuild.build.artifacts import (
+from rocmbuild.host.arch import Targets
+from rocmbuild.process.command import CommandResult
+from rocmbuild.verification.artifacts import (
     CodeObjectListing,
     Tools,
     arch_of_entry,
@@ -21,8 +23,6 @@ from rocmbuild.build.artifacts import (
     list_code_objects,
     verify_artifacts,
 )
-from rocmbuild.host.arch import Targets
-from rocmbuild.process.command import CommandResult
 
 BUILTIN_ONLY = Tools()
 

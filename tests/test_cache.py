@@ -1,4 +1,4 @@
-"""Tests of rocmbuild.build.cache: the environment as data, wrappers, stats, and real caching.
+"""Tests of rocmbuild.toolchain.cache: the environment as data, wrappers, stats, and real caching.
 
 Tests marked ``hip`` compile real HIP device code with Debian's hipcc (no GPU
 needed); tests marked ``redis`` start a real redis-server on a free port.
@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build import cache
-from rocmbuild.build.cache import CacheConfig, CacheStats, CacheTool
 from rocmbuild.process.command import CommandResult
+from rocmbuild.toolchain import cache
+from rocmbuild.toolchain.cache import CacheConfig, CacheStats, CacheTool
 
 IN_CI = bool(os.environ.get("CI"))
 HAVE_HIPCC = shutil.which("hipcc") is not None

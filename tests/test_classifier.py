@@ -12,7 +12,7 @@ import pytest
 
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis, classify, classify_stream
-from rocmbuild.diagnosis.noise import clean_line
+from rocmbuild.process.noise import clean_line
 from rocmbuild.process.watcher import LineScanner
 
 CAT = load_catalogue(user=False)

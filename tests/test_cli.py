@@ -197,7 +197,7 @@ def test_internal_errors_exit_70_with_a_crash_log(monkeypatch: pytest.MonkeyPatc
     def boom(*args: object, **kwargs: object) -> int:
         raise RuntimeError("simulated bug")
 
-    monkeypatch.setattr("rocmbuild.app.show_plans", boom)
+    monkeypatch.setattr("rocmbuild.commands.app.show_plans", boom)
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["plan", "vllm", "--arch", "gfx942"])
     assert exit_info.value.code == 70

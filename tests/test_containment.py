@@ -199,7 +199,7 @@ def test_start_time_is_psutils_without_psutil() -> None:
         sleeper.kill()
         sleeper.wait()
     assert containment._start_time(sleeper.pid) is None
-    code = ("import sys; from rocmbuild.process import containment, runner; from rocmbuild import app; "
+    code = ("import sys; from rocmbuild.process import containment, runner; from rocmbuild.commands import app; "
             "containment._start_time(1); print('psutil' in sys.modules)")
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           check=True).stdout.strip() == "False"

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from rocmbuild import digest
-from rocmbuild.build import treehash
+from rocmbuild.provisioning import treehash
 
 
 def test_the_digests_are_hashlibs_for_small_and_big_inputs() -> None:

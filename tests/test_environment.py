@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rocmbuild.build.environment import (
+from rocmbuild.host.rocm import Rocm
+from rocmbuild.planning.environment import (
     EnvChange,
     apply_changes,
     base_changes,
     changed_variables,
     choose_jobs,
 )
-from rocmbuild.host.rocm import Rocm
 
 GIB = 2**30
 OPT = Path("/opt/rocm-6.2.4")

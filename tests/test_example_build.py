@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from conftest import ExampleTree
 
-from rocmbuild.build.artifacts import list_code_objects, verify_artifacts
-from rocmbuild.build.recipe import Recipe
 from rocmbuild.host.arch import Targets
+from rocmbuild.planning.recipe import Recipe
+from rocmbuild.verification.artifacts import list_code_objects, verify_artifacts
 
 LINK_ERROR = "/usr/bin/ld: cannot find -lhipvecmath: No such file or directory"
 LOAD_ERROR = "ImportError: libhipvecmath.so.1: cannot open shared object file: No such file or directory"

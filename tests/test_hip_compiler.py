@@ -18,12 +18,12 @@ from typing import Any
 import pytest
 from planfactory import make_plan
 
-from rocmbuild.build import preflight
-from rocmbuild.build.artifacts import find_tools, list_code_objects
-from rocmbuild.build.remedies import RemedyContext, set_cmake_policy_minimum
+from rocmbuild.checks import preflight
 from rocmbuild.errors import UsageError
 from rocmbuild.host import hipcompiler
 from rocmbuild.host.arch import Targets
+from rocmbuild.loop.remedies import RemedyContext, set_cmake_policy_minimum
+from rocmbuild.verification.artifacts import find_tools, list_code_objects
 
 REPO = Path(__file__).resolve().parent.parent
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
@@ -305,7 +305,7 @@ def test_plan_shows_the_compiler_its_llvm_and_the_device_libs(tmp_path: Path, so
 
 
 def test_a_clang_hip_compiler_is_cached_through_the_cmake_launcher_not_the_hipcc_wrapper(tmp_path: Path) -> None:
-    from rocmbuild.build.cache import CompilerCache
+    from rocmbuild.toolchain.cache import CompilerCache
 
     env = {**env_for(tmp_path), "HIPCXX": "/usr/bin/clang++"}
     cache = CompilerCache.for_build(env=env, source=tmp_path, remote=None, hip_compiler_is_clang=True)
@@ -318,8 +318,8 @@ def test_a_clang_hip_compiler_is_cached_through_the_cmake_launcher_not_the_hipcc
 
 
 def test_device_library_and_cmake4_shapes_are_diagnosed_with_their_own_advice() -> None:
+    from rocmbuild.diagnosis.advice import next_steps
     from rocmbuild.diagnosis.classifier import classify
-    from rocmbuild.records.report import next_steps
 
     log = ["[1/3] Building HIP object CMakeFiles/k.dir/k.hip.o",
            "FAILED: CMakeFiles/k.dir/k.hip.o",

@@ -14,15 +14,15 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build import launcher
-from rocmbuild.build.joblimit import (
+from rocmbuild.toolchain import launcher
+from rocmbuild.toolchain.joblimit import (
     AttemptSlots,
     Compile,
     parse_compiles,
     peak_concurrency,
     summarise,
 )
-from rocmbuild.build.launchshim import install_launcher, launcher_env
+from rocmbuild.toolchain.launchshim import install_launcher, launcher_env
 from tests.test_cache import needs_ccache
 from tests.test_e2e_ladder import ROCMBUILD, base_env
 
@@ -186,8 +186,8 @@ def test_compile_records_are_frozen_values() -> None:
 @pytest.mark.hip
 def test_without_a_cache_hipcc_device_compiles_take_slots_too(tmp_path: Path) -> None:
     """--no-cache: hipcc's clang is wrapped with the limit-only shim, so its compiles take slots."""
-    from rocmbuild.build.joblimit import limit_only_changes
     from rocmbuild.process.command import capture
+    from rocmbuild.toolchain.joblimit import limit_only_changes
 
     base = {k: v for k, v in base_env(tmp_path).items() if k != "HIP_CLANG_PATH"}
     values = {change.name: change.value for change in limit_only_changes(base, capture)}
@@ -237,7 +237,7 @@ def test_an_unwritable_user_cache_dir_runs_the_build_without_the_limit_and_says_
 def test_the_cache_without_its_launcher_shim_still_caches(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The launcher shim cannot be written: the cache is set up as before the limit (ccache itself as
     CMake's launcher), with a warning, instead of failing the command."""
-    from rocmbuild.build import cache as cachemod
+    from rocmbuild.toolchain import cache as cachemod
 
     def unwritable(*args: object, **kw: object) -> Path:
         raise PermissionError(13, "Permission denied")

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from rocmbuild.build.ladder import FailedAttempt, compiled_anything, decide
 from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.loop.ladder import FailedAttempt, compiled_anything, decide
 
 LIB = ("add_library_paths", "clean_build")
 OOM = ("reduce_jobs", "reduce_jobs", "reduce_jobs")
@@ -132,7 +132,7 @@ def test_compiled_anything(step: str, done: int | None, percent: int | None, cat
 
 
 def test_backoff_doubles_caps_and_jitters() -> None:
-    from rocmbuild.build.ladder import backoff_s
+    from rocmbuild.loop.ladder import backoff_s
 
     assert [backoff_s(n, 2.0, 0.0) for n in (1, 2, 3, 4, 5, 6)] == [2.0, 4.0, 8.0, 16.0, 32.0, 32.0]
     assert backoff_s(1, 2.0, 1.0) == 3.0 and backoff_s(9, 2.0, 1.0) == 32.0

@@ -1,8 +1,9 @@
-"""The package's import graph has no cycle, lazy (function-level) imports included (issue 10).
+"""The package's layers: packages import only the layers below them, and no module imports in a cycle.
 
 A cycle hidden behind an import inside a function still ties two modules together: each can only be
-understood, tested and changed with the other.  Imports under ``if TYPE_CHECKING:`` are for the type
-checker only and do not count.
+understood, tested and changed with the other.  So lazy (function-level) imports count, and rocmbuild's
+own imports sit at the top of a module, except where the CLI dispatches a command.  Imports under
+``if TYPE_CHECKING:`` are for the type checker only and do not count.
 """
 
 from __future__ import annotations
@@ -11,6 +12,26 @@ import ast
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rocmbuild"
+
+# The layers, lowest first.  A package (or top-level module) imports only packages of the layers below
+# its own; two packages of one layer import neither each other nor anything of each other.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("rocmbuild",),  # the package itself: its version
+    ("errors", "paths"),  # the error family and exit codes; the XDG directories
+    ("digest", "options"),  # SHA-256 digests; the command's options as one value
+    ("tomlcache",),  # TOML parsed once per content
+    ("process",),  # helper commands, the PTY engine, containment, relay, display, line scanning
+    ("host",),  # ROCm, GPUs, libraries, the HIP compiler
+    ("services", "diagnosis"),  # the outside world as values; the catalogue, classifier and advice
+    ("records",),  # what a run leaves: run dir, events, attempts, reports, history
+    ("planning",),  # recipes, plans, environment changes
+    ("checks", "verification", "toolchain"),  # preflight; code objects; compiler cache and launcher
+    ("provisioning",),  # fingerprints, --wheel-dir, --requires-from
+    ("loop",),  # one recipe's attempts, the ladder, the remedies
+    ("commands",),  # build/plan, resume, doctor
+    ("cli",),  # click: parse, dispatch, exit codes
+    ("__main__",),  # python -m rocmbuild
+)
 
 
 def module_name(path: Path, package: Path) -> str:
@@ -36,6 +57,41 @@ def import_graph(package: Path) -> dict[str, set[str]]:
                 targets = [a.name for a in node.names]
             graph[name].update(t for t in targets if t in modules and t != name)
     return graph
+
+
+def package_of(module: str) -> str:
+    """``rocmbuild.loop.session`` -> ``loop``; a top-level module is a package of its own."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
+
+
+def layer_violations(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], ...]) -> list[str]:
+    """Every import of a module into its own layer (another package) or a layer above, as ``a -> b``."""
+    rank = {package: i for i, layer in enumerate(layers) for package in layer}
+    found = []
+    for module, imported in sorted(graph.items()):
+        for target in sorted(imported):
+            here, there = package_of(module), package_of(target)
+            if here != there and rank[there] >= rank[here]:
+                found.append(f"{module} -> {target}")
+    return found
+
+
+def imports_in_functions(path: Path) -> list[str]:
+    """rocmbuild's own imports inside a function body, as ``line: text``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        for node in ast.walk(function):
+            if isinstance(node, ast.ImportFrom) and node.level == 0:
+                own = (node.module or "").startswith("rocmbuild")
+            else:
+                own = isinstance(node, ast.Import) and any(a.name.startswith("rocmbuild") for a in node.names)
+            if own:
+                found.append(f"{node.lineno}: {ast.unparse(node)}")
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -100,3 +156,35 @@ def test_a_lazy_import_cycle_is_found(tmp_path: Path) -> None:
     assert graph["rocmbuild.a"] == {"rocmbuild.b"} and graph["rocmbuild.b"] == {"rocmbuild.a"}
     assert graph["rocmbuild.c"] == set()  # type-checking imports do not count
     assert cycles(graph) == [["rocmbuild.a", "rocmbuild.b"]]
+
+
+def test_every_package_has_a_layer() -> None:
+    placed = {package for layer in LAYERS for package in layer}
+    assert {package_of(m) for m in import_graph(PACKAGE)} - placed == set(), "add the new package to LAYERS"
+
+
+def test_packages_import_only_the_layers_below_theirs() -> None:
+    assert layer_violations(import_graph(PACKAGE), LAYERS) == []
+
+
+def test_own_imports_are_at_the_top_of_a_module_except_where_the_cli_dispatches() -> None:
+    found = {str(p.relative_to(PACKAGE)): imports_in_functions(p) for p in sorted(PACKAGE.rglob("*.py"))
+             if p != PACKAGE / "cli.py"}
+    assert {path: lines for path, lines in found.items() if lines} == {}
+
+
+def test_an_import_upwards_or_across_a_layer_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "rocmbuild"
+    for sub in ("low", "left", "right", "high"):
+        (package / sub).mkdir(parents=True)
+        (package / sub / "__init__.py").write_text("")
+    (package / "__init__.py").write_text("")
+    (package / "high" / "a.py").write_text("from rocmbuild.low import b\nfrom rocmbuild.left import c\n")
+    (package / "low" / "b.py").write_text("def f():\n    from rocmbuild.high import a\n")  # upwards, lazily
+    (package / "left" / "c.py").write_text("from rocmbuild.right import d\n")  # across its own layer
+    (package / "right" / "d.py").write_text("from rocmbuild.low import b\n")
+    layers = (("rocmbuild",), ("low",), ("left", "right"), ("high",))
+    assert layer_violations(import_graph(package), layers) == [
+        "rocmbuild.left.c -> rocmbuild.right.d", "rocmbuild.low.b -> rocmbuild.high.a"]
+    assert imports_in_functions(package / "low" / "b.py") == ["2: from rocmbuild.high import a"]
+    assert imports_in_functions(package / "high" / "a.py") == []

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build.environment import apply_changes, base_changes
-from rocmbuild.build.planning import plan_all
 from rocmbuild.host import facts as host
 from rocmbuild.host.rocm import Rocm
 from rocmbuild.options import BuildOptions
+from rocmbuild.planning.environment import apply_changes, base_changes
+from rocmbuild.planning.planning import plan_all
 from rocmbuild.services import Services
 
 SYSTEM = Rocm(Path("/usr"), bin_dirs=(Path("/usr/bin"),), lib_dirs=(Path("/usr/lib/x86_64-linux-gnu"),),

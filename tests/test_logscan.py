@@ -6,12 +6,12 @@ import io
 from collections.abc import Sequence
 from pathlib import Path
 
-from rocmbuild.build.archtruth import downgrades, downgrades_in_log
 from rocmbuild.diagnosis.classifier import classify, classify_stream
 from rocmbuild.process.logscan import CHUNK_SIZE, scan_lines, scan_log, scan_stream
 from rocmbuild.process.progress import tail_lines
 from rocmbuild.process.watcher import Watcher
 from rocmbuild.records.provenance import downloaded_urls, urls_in_log
+from rocmbuild.verification.archtruth import downgrades, downgrades_in_log
 
 FIXTURE = Path(__file__).parent / "fixtures" / "logs" / "missing_library" / "bazel_ld_gold_cannot_find_numa.log"
 

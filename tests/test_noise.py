@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rocmbuild.diagnosis.noise import clean_line
+from rocmbuild.process.noise import clean_line
 
 LD = "/usr/bin/ld: cannot find -lhipblas"
 

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import psutil
 
-from rocmbuild.build.jobsizing import MemoryEvidence, evidence, memory_related, next_jobs, size_jobs
+from rocmbuild.loop.jobsizing import MemoryEvidence, evidence, memory_related, next_jobs, size_jobs
 from rocmbuild.process.kernlog import (
     find_oom_kills,
     parse_dmesg_line,

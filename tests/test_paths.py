@@ -22,8 +22,8 @@ def test_package_dir_is_what_importlib_resources_says() -> None:
     """signatures.toml and recipes/ are found without importing importlib.resources (start-up)."""
     from importlib import resources
 
-    from rocmbuild.build.recipe import bundled_recipe_dir
     from rocmbuild.diagnosis.catalogue import bundled_path
+    from rocmbuild.planning.recipe import bundled_recipe_dir
 
     assert paths.package_dir() == Path(str(resources.files("rocmbuild")))
     assert bundled_path() == Path(str(resources.files("rocmbuild").joinpath("signatures.toml")))

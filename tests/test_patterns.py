@@ -30,9 +30,9 @@ from rocmbuild.diagnosis.signature_check import _uncompiled
 from rocmbuild.errors import CatalogueError
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
-EVIL_LINE = "a" * 60 + "b"
-# Not caught by the static check, but exponential for a backtracking engine on EVIL_LINE.
-SLOW_BUT_ALLOWED = "(a|aa)+$"
+EVIL_LINE = "a" * 400 + "b"
+# Not one of the refused forms, but polynomial (n^7) for a backtracking engine on EVIL_LINE: seconds.
+SLOW_BUT_ALLOWED = r"a*a*a*a*a*a*a*\d"
 
 USER_FILE = """
 [[signature]]
@@ -52,7 +52,11 @@ def _user_dir(tmp_path: Path, pattern: str) -> Path:
     return tmp_path / "config"
 
 
-@pytest.mark.parametrize("pattern", ["^(a+)+$", "(\\w*)*x", "(x+){2,}", "(a|a)*"])
+@pytest.mark.parametrize("pattern", ["^(a+)+$", "(\\w*)*x", "(x+){2,}", "(a|a)*",
+                                     # nested behind a plain group, an optional tail, or a fixed count
+                                     "((a+))+$", "(\\w+\\s?)+$", "(.*a){12}", "(a*b?)*",
+                                     # alternatives that overlap without being equal
+                                     "(a|aa)+$", "(ab|a)+"])
 def test_catastrophic_forms_are_named(pattern: str) -> None:
     assert catastrophic(pattern)
     with pytest.raises(ValueError):
@@ -63,6 +67,13 @@ def test_catastrophic_forms_are_named(pattern: str) -> None:
 def test_ordinary_patterns_are_accepted(pattern: str) -> None:
     assert catastrophic(pattern) is None
     assert compile_user_pattern(pattern).search("x cannot find -lfoo libbar.so abc") is not None
+
+
+@pytest.mark.parametrize("pattern", ["(?:-l\\w+ )+", "(?:\\d+\\.){3}\\d+", "(?:\\s+\\S+){2,5}", "(a++)+",
+                                     "(?>a+)+", "(?:foo|bar)+"])
+def test_repeats_whose_split_is_fixed_or_that_never_backtrack_are_accepted(pattern: str) -> None:
+    assert catastrophic(pattern) is None
+    assert compile_user_pattern(pattern).pattern == pattern
 
 
 def test_a_slow_search_times_out_and_the_pattern_is_switched_off() -> None:
@@ -204,3 +215,11 @@ def test_every_bundled_pattern_matches_its_examples_only_with_its_folded_literal
                     checked += 1
                     assert literal in text.lower(), (sig.id, pattern.pattern, text)
     assert checked > 100
+
+
+def test_signatures_check_says_what_protects_a_user_pattern(tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text(USER_FILE.format(pattern="aaaa"))
+    proc = subprocess.run([ROCMBUILD, "signatures", "check", str(path)], capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "none")})
+    assert "gives up after 50 ms a line" in proc.stdout and f"after {MAX_TIMEOUTS} time-outs" in proc.stdout

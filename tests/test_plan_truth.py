@@ -18,7 +18,7 @@ from test_e2e_ladder import FAKEBUILD, ROCMBUILD, base_env, write_recipe
 from wheels import build_wheel
 
 from rocmbuild import __version__
-from rocmbuild.build.preflight import Check
+from rocmbuild.checks.preflight import Check
 from rocmbuild.diagnosis.nextstep import exact_command, preflight_todo
 from rocmbuild.host.libraries import install_line
 

@@ -8,15 +8,15 @@ from typing import Any
 import pytest
 from planfactory import RECIPE
 
-from rocmbuild.build.checklist import plan_checks
-from rocmbuild.build.plan import BuildPlan, render_plan
-from rocmbuild.build.planning import at_its_turn, jobs_from_memory, make_plan, resized_jobs
-from rocmbuild.build.recipe import parse_recipe
+from rocmbuild.checks.checklist import plan_checks
 from rocmbuild.errors import RocmbuildError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.host.arch import GpuTarget, Targets
 from rocmbuild.host.facts import HostFacts
 from rocmbuild.options import BuildOptions
+from rocmbuild.planning.plan import BuildPlan, render_plan
+from rocmbuild.planning.planning import at_its_turn, jobs_from_memory, make_plan, resized_jobs
+from rocmbuild.planning.recipe import parse_recipe
 from rocmbuild.process.command import CommandResult
 from rocmbuild.services import Services
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from rocmbuild.build import preflight
-from rocmbuild.build.preflight import (
+from rocmbuild.checks import preflight
+from rocmbuild.checks.preflight import (
     FAIL,
     OK,
     WARN,

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from wheels import build_wheel
 
-from rocmbuild.build import fingerprint, provision, treehash
+from rocmbuild.provisioning import fingerprint, provision, treehash
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "hipvec"
@@ -350,7 +350,7 @@ def test_doctor_reports_wheel_dir_requires_from_and_cache_remote(tmp_path: Path)
 
 
 def test_recipe_wheel_step_is_validated_and_defaults_to_pip_wheel(tmp_path: Path) -> None:
-    from rocmbuild.build.recipe import parse_recipe
+    from rocmbuild.planning.recipe import parse_recipe
     from rocmbuild.errors import RecipeError
     from tests.planfactory import RECIPE, make_plan
 
@@ -366,7 +366,7 @@ def test_recipe_wheel_step_is_validated_and_defaults_to_pip_wheel(tmp_path: Path
 
 def test_requires_from_credentials_never_reach_the_console(tmp_path: Path, bare_venv: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
-    from rocmbuild.build.requirements import shown
+    from rocmbuild.provisioning.requirements import shown
 
     assert shown("https://bot:s3cret@pypi.example/simple") == "https://***@pypi.example/simple"
     assert shown("/srv/wheelhouse") == "/srv/wheelhouse"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build.recipe import available_recipes, find_recipe, load_recipe, parse_recipe
 from rocmbuild.errors import ExitCode, RecipeError
+from rocmbuild.planning.recipe import available_recipes, find_recipe, load_recipe, parse_recipe
 
 MINIMAL = 'name = "x"\n[steps]\nbuild = ["make"]\n'
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from test_e2e_ladder import ROCMBUILD, base_env
 
 from rocmbuild.records.recorder import repro_script
@@ -155,3 +156,45 @@ build = ["sleep 1; date +%s.%N > {tmp_path / 'started.txt'}; cat {run / 'events.
     started = float((tmp_path / "started.txt").read_text())
     for event in (e for e in events if e["event"] in ("run.started", "attempt.started")):
         assert datetime.fromisoformat(event["timestamp"].replace("Z", "+00:00")).timestamp() < started
+
+
+def test_a_secret_value_the_build_prints_never_reaches_summary_or_events(tmp_path: Path) -> None:
+    """The build echoes $MY_API_TOKEN next to its failure: the diagnosis's line and context carry it."""
+    recipe = tmp_path / "echo.toml"
+    recipe.write_text('name = "echo"\n[steps]\nbuild = ["echo token is $MY_API_TOKEN; '
+                      "echo 'fatal error: foo.h: No such file or directory'; echo $MY_API_TOKEN; exit 1\"]\n")
+    (tmp_path / "src").mkdir()
+    run = tmp_path / "run"
+    env = base_env(tmp_path, MY_API_TOKEN="tok-7f3a9c", SHORT_TOKEN="1")
+    proc = subprocess.run([ROCMBUILD, str(recipe), "--source", str(tmp_path / "src"), "--run-dir", str(run),
+                           "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--max-attempts", "1"],
+                          env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode in (1, 3, 4), proc.stderr
+    assert "tok-7f3a9c" in (run / "attempt-1.log").read_text()  # the raw log is the build's bytes (0600)
+    for name in ("summary.json", "events.jsonl"):
+        text = (run / name).read_text()
+        assert "tok-7f3a9c" not in text, name
+    assert "token is <redacted>" in (run / "events.jsonl").read_text()
+
+
+def test_secrets_in_error_messages_and_json_errors_are_redacted(tmp_path: Path) -> None:
+    env = {**os.environ, "MY_API_TOKEN": "sekrit-93b1"}
+    proc = subprocess.run([ROCMBUILD, "diagnose", "http://h/simple?token=abc123", f"{tmp_path}/sekrit-93b1.log",
+                           "--json"], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "token=<redacted>" in proc.stderr and "token=<redacted>" in proc.stdout
+    assert "abc123" not in proc.stdout + proc.stderr and "sekrit-93b1" not in proc.stdout + proc.stderr
+
+
+def test_a_crash_log_is_private_and_redacted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmbuild import cli
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.setenv("MY_API_TOKEN", "sekrit-93b1")
+    monkeypatch.setattr(sys, "argv", ["rocmbuild", "x", "--requires-from", "https://u:pw-4411@h/simple?token=t0k3n"])
+    path = cli._crash_log(RuntimeError("failed with sekrit-93b1 in it"))
+    text = path.read_text()
+    assert "pw-4411" not in text and "t0k3n" not in text and "sekrit-93b1" not in text
+    assert "RuntimeError" in text
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700

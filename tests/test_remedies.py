@@ -8,9 +8,8 @@ from pathlib import Path
 
 from planfactory import make_plan
 
-from rocmbuild.build.effects import Applied, carry_out, safe_remove
-from rocmbuild.build.plan import BuildPlan
-from rocmbuild.build.remedies import (
+from rocmbuild.loop.effects import Applied, carry_out, safe_remove
+from rocmbuild.loop.remedies import (
     RemedyContext,
     RemedyResult,
     add_library_paths,
@@ -20,6 +19,7 @@ from rocmbuild.build.remedies import (
     replace_opt_level,
     uninstall_packages,
 )
+from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process.command import CommandResult
 
 

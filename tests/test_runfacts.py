@@ -159,7 +159,7 @@ def test_deferred_facts_start_at_the_attempt_or_when_waited_for(tmp_path: Path) 
 def test_a_run_without_an_attempt_has_its_facts_unless_interrupted(tmp_path: Path) -> None:
     """Up to date, a preflight refusal, an error: the probes start when the run waits for them, so
     facts.json is there as before; after Ctrl-C nothing new is started."""
-    from rocmbuild import app
+    from rocmbuild.commands import app
     from rocmbuild.records.recorder import RunRecorder
     from rocmbuild.records.runfacts import DeferredFacts
 

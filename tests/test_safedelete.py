@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build.effects import safe_remove
+from rocmbuild.loop.effects import safe_remove
 
 
 def _files(root: Path) -> set[str]:

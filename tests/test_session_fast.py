@@ -13,10 +13,11 @@ from typing import Any
 
 from planfactory import make_plan
 
-from rocmbuild.build.context import RunContext
-from rocmbuild.build.session import BuildSession, attempt_requests, plan_after_attempt
+from rocmbuild.commands.resumestate import killed_attempt, ladder_history
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.errors import Outcome
+from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.session import BuildSession, attempt_requests, plan_after_attempt
 from rocmbuild.options import BuildOptions
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.command import CommandResult
@@ -25,7 +26,6 @@ from rocmbuild.process.watcher import Progress
 from rocmbuild.records.attempts import AttemptRecord, RunFacts
 from rocmbuild.records.events import EVENT_NAMES
 from rocmbuild.records.recorder import RunRecorder
-from rocmbuild.records.resume import killed_attempt, ladder_history
 from rocmbuild.services import Services, Streams
 
 
@@ -187,8 +187,8 @@ def test_an_attempt_is_requested_as_data(tmp_path: Path) -> None:
 
 def test_resume_puts_back_the_arch_list_narrow_archs_left(tmp_path: Path) -> None:
     """After narrow_archs the recorded plan state names the narrowed list: a resumed run expects it."""
+    from rocmbuild.commands.resumestate import last_plan_state, restored_plan
     from rocmbuild.host.arch import Targets
-    from rocmbuild.records.resume import last_plan_state, restored_plan
 
     wide = replace(make_plan(tmp_path), targets=Targets.parse("gfx90a;gfx942;gfx1100"))
     narrowed = replace(wide, targets=Targets.parse("gfx942"))

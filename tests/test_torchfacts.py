@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from wheels import build_wheel
 
-from rocmbuild.build import torchfacts
-from rocmbuild.build.preflight import FAIL, OK, WARN
+from rocmbuild.checks import torchfacts
+from rocmbuild.checks.preflight import FAIL, OK, WARN
 from rocmbuild.host.arch import Targets
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build import buildinputs, outputs, treehash
+from rocmbuild.provisioning import buildinputs, outputs, treehash
 
 
 def _old(path: Path) -> None:

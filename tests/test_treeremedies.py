@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.build.effects import RunCommands, carry_out
-from rocmbuild.build.remedies import REMEDIES, RemedyContext
-from rocmbuild.build.treeremedies import narrower_archs
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.host import arch as archmod
 from rocmbuild.host.arch import Targets
+from rocmbuild.loop.effects import RunCommands, carry_out
+from rocmbuild.loop.remedies import REMEDIES, RemedyContext
+from rocmbuild.loop.treeremedies import narrower_archs
 from rocmbuild.process.command import CommandResult, capture
 from tests.planfactory import RECIPE, make_plan
 

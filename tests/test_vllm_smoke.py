@@ -12,9 +12,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from rocmbuild.build.recipe import find_recipe
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import classify
+from rocmbuild.planning.recipe import find_recipe
 
 
 def smoke_command() -> str:

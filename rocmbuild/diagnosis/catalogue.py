@@ -61,6 +61,7 @@ from typing import Any
 from rocmbuild import paths, tomlcache
 from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
 from rocmbuild.errors import CatalogueError
+from rocmbuild.host.trust import check_trusted
 
 CATEGORIES = (
     "missing_library",
@@ -365,8 +366,12 @@ def user_signature_dir() -> Path:
 
 
 def user_signature_files() -> list[Path]:
+    """The user's signature files; refused (exit 2) when another user could add or change one."""
     directory = user_signature_dir()
-    return sorted(directory.glob("*.toml")) if directory.is_dir() else []
+    files = sorted(directory.glob("*.toml")) if directory.is_dir() else []
+    for file in files:  # a file there can switch a bundled signature off
+        check_trusted(file, "signature file", found_by_listing=True)
+    return files
 
 
 def _error(source: str, entry: str | None, what: str, todo: str = "") -> CatalogueError:

@@ -51,12 +51,14 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
+from rocmbuild.diagnosis.patterns import required_literal
+from rocmbuild.process.logscan import scan_lines, scan_stream
+from rocmbuild.process.memguard import KILL_STATUSES
 
 CONTEXT_BEFORE = 6
 CONTEXT_AFTER = 4
 FAILED_WINDOW = 3000  # lines after the first FAILED: watched for the end of its block
 GLOBAL_PRIORITY = 90  # resource exhaustion: wins wherever it is
-KILL_STATUSES = frozenset({137, -9})
 # Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
 # words for the decisive line of an unknown failure.
 MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",
@@ -100,7 +102,6 @@ def _not_decisive(text: str) -> bool:
     """
     global _not_decisive_literals
     if _not_decisive_literals is None:
-        from rocmbuild.diagnosis.patterns import required_literal
 
         _not_decisive_literals = tuple(required_literal(part).lower() for part in _NOT_DECISIVE_PARTS)
     literals = _not_decisive_literals
@@ -519,7 +520,6 @@ def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = N
              exit_status: int | None = None) -> Diagnosis:
     """Diagnose a log given as lines (or one string / bytes holding the whole log), through the
     same line scanner as a live build and ``diagnose`` (same lines, numbers and cleaning)."""
-    from rocmbuild.process.logscan import scan_lines  # the watcher imports this module's values lazily too
 
     if isinstance(lines, bytes | bytearray):
         return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status)
@@ -533,7 +533,6 @@ def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = N
 def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
                     exit_status: int | None = None) -> Diagnosis:
     """Diagnose a (possibly huge) binary log stream in bounded memory, chunk by chunk."""
-    from rocmbuild.process.logscan import scan_stream
 
     classifier = Classifier(catalogue)
     scan_stream(stream, classifier)

@@ -12,10 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TextIO
 
+from rocmbuild.diagnosis.advice import next_steps
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis, classify_stream
 from rocmbuild.errors import ExitCode, UsageError
-from rocmbuild.records.report import next_steps
 
 
 def _open_checked(name: str) -> Path:

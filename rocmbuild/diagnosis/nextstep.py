@@ -5,7 +5,7 @@ One place for the text of refusals and of summary.json's ``todo`` (issue 12):
 - one todo for every failed preflight check at once (all missing libraries in
   one install line, not one library per rerun);
 - the ``todo`` of each outcome.
-Pure functions over values; report.py keeps the per-category advice.
+Pure functions over values; advice.py keeps the per-category advice.
 """
 
 from __future__ import annotations
@@ -14,10 +14,11 @@ import shlex
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from rocmbuild.diagnosis.advice import next_steps
 from rocmbuild.host.libraries import install_line
 
 if TYPE_CHECKING:  # preflight's module costs ~25 ms to import; a build with --skip-preflight never needs it
-    from rocmbuild.build.preflight import Check
+    from rocmbuild.checks.preflight import Check
 
 FAIL = "fail"  # preflight.FAIL
 
@@ -68,7 +69,6 @@ def checks_json(checks: Sequence[Check]) -> list[dict[str, Any]]:
 def outcome_todo(outcome: str, diagnosis: Mapping[str, Any] | None, diagnosed_todo: str | None,
                  stop_reason: str) -> str:
     """summary.json's ``todo`` for how the run ended."""
-    from rocmbuild.records.report import next_steps
 
     if outcome in ("succeeded", "up_to_date"):
         return "nothing: the build succeeded and verified"

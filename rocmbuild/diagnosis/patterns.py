@@ -39,13 +39,159 @@ class Searchable(Protocol):
     def search(self, text: str, /) -> Any: ...
 
 
+_NESTED_WHY = ("it nests quantifiers, e.g. (x+)+ or (\\w+\\s?)+, which can take exponential time on a line that "
+               "almost matches; make the inner repeat possessive (x++) or the group atomic ((?>...))")
+_OVERLAP_WHY = ("it repeats a group whose alternatives can match the same text, e.g. (a|a)* or (a|aa)+; make the "
+                "alternatives start differently or the group atomic ((?>...))")
+
+
 def catastrophic(pattern: str) -> str | None:
-    """Why ``pattern`` can backtrack exponentially (None: no known catastrophic form)."""
-    if _NESTED.search(pattern):
-        return "it nests quantifiers, e.g. (x+)+, which can take exponential time on a line that almost matches"
-    if _OVERLAPPING_ALTERNATION.search(pattern):
-        return "it repeats a group whose alternatives match the same text, e.g. (a|a)*"
+    """Why ``pattern`` can backtrack exponentially (None: no known catastrophic form).
+
+    Read from ``re``'s parse of the pattern: a repeat inside a repeated group that can split the same
+    text two ways ((x+)+, ((a+))+, (\\w+\\s?)+, (x+){2,}; not (\\d+\\.)+, where the dot fixes the split), or a
+    repeated alternation whose branches can start with the same character or be empty ((a|a)*, (a|aa)+,
+    (ab|a)+).  Possessive repeats and atomic groups never backtrack and pass.  The per-search time limit
+    covers what this misses.
+    """
+    try:
+        from re import _constants as c  # type: ignore[attr-defined]
+        from re import _parser  # type: ignore[attr-defined]
+
+        parsed = _parser.parse(pattern)
+    except re.error:
+        return None  # invalid: the compiler refuses it with its own message
+    except Exception:  # re's internal API changed: the textual forms only
+        if _NESTED.search(pattern):
+            return _NESTED_WHY
+        return _OVERLAP_WHY if _OVERLAPPING_ALTERNATION.search(pattern) else None
+    return _structural(parsed, c)
+
+
+def _varies(op: Any, av: Any, c: Any) -> bool:
+    return op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[1] != av[0]
+
+
+def _structural(items: Any, c: Any) -> str | None:
+    """The first catastrophic form in parsed ``items`` (``c``: re's opcode constants)."""
+    for op, av in items:
+        if op in (c.MAX_REPEAT, c.MIN_REPEAT):
+            _low, high, body = av
+            if high == c.MAXREPEAT or high > 1:  # (x){12} splits text as many ways as (x)+ does
+                if _branches_overlap(body, c):
+                    return _OVERLAP_WHY
+                if _ambiguous_inner_repeat(body, c):
+                    return _NESTED_WHY
+            found = _structural(body, c)
+        elif op is c.SUBPATTERN:
+            found = _structural(av[3], c)
+        elif op is c.BRANCH:
+            found = next((r for alt in av[1] if (r := _structural(alt, c))), None)
+        elif op in (c.ASSERT, c.ASSERT_NOT):
+            found = _structural(av[1], c)
+        else:  # literals, classes, anchors; possessive repeats and atomic groups never backtrack
+            found = None
+        if found:
+            return found
     return None
+
+
+def _flat(items: Any, c: Any) -> list[tuple[Any, Any]]:
+    """Top-level items with plain (unrepeated) groups opened: ((a+)) is a+."""
+    flat: list[tuple[Any, Any]] = []
+    for op, av in items:
+        if op is c.SUBPATTERN:
+            flat += _flat(av[3], c)
+        else:
+            flat.append((op, av))
+    return flat
+
+
+def _ambiguous_inner_repeat(body: Any, c: Any) -> bool:
+    """A varying repeat in a repeated body whose characters can also start what follows it (wrapping round)."""
+    items = _flat(body, c)
+    for index, (op, av) in enumerate(items):
+        if any(_varies(o, a, c) for o, a in _flat(av[2], c)) if _varies(op, av, c) else False:
+            return True  # a repeat in a repeat in a repeat: not worth reasoning about
+        if not _varies(op, av, c):
+            if op in (c.BRANCH, c.MAX_REPEAT, c.MIN_REPEAT) and _contains_varying(op, av, c):
+                return True
+            continue
+        own = _item_chars(_flat(av[2], c), c)
+        follow = _follow_chars(items, index, c)
+        if own is None or follow is None or own & follow:
+            return True
+    return False
+
+
+def _contains_varying(op: Any, av: Any, c: Any) -> bool:
+    parts = av[1] if op is c.BRANCH else [av[2]]
+    return any(_varies(o, a, c) or (o is c.BRANCH and _contains_varying(o, a, c))
+               for part in parts for o, a in _flat(part, c))
+
+
+def _follow_chars(items: list[tuple[Any, Any]], index: int, c: Any) -> frozenset[int] | None:
+    """What can come right after ``items[index]`` inside the repeated body, wrapping round to its start."""
+    follow: frozenset[int] = frozenset()
+    order = items[index + 1:] + items[:index + 1]
+    for op, av in order:
+        if op is c.AT:
+            continue  # zero-width
+        optional = op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] == 0
+        chars = _item_chars(_flat(av[2], c) if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT)
+                            else [(op, av)], c)
+        if chars is None:
+            return None
+        follow |= chars
+        if not optional:
+            return follow
+    return None  # everything optional: the body can match empty, which repeats ambiguously
+
+
+def _item_chars(items: list[tuple[Any, Any]], c: Any) -> frozenset[int] | None:
+    """The code points (< 256) a one-character item can match; None when it is not one simple character."""
+    if len(items) != 1 or items[0][0] not in (c.LITERAL, c.NOT_LITERAL, c.IN, c.ANY, c.CATEGORY):
+        return _first_chars(items, c) if items else None
+    return _first_chars(items, c)
+
+
+def _branches_overlap(body: Any, c: Any) -> bool:
+    """A BRANCH at the top of a repeated body whose alternatives may be empty or start alike."""
+    for op, av in body:
+        if op is c.SUBPATTERN:
+            return _branches_overlap(av[3], c)
+        if op is not c.BRANCH:
+            continue
+        alternatives = av[1]
+        if any(len(alt) == 0 for alt in alternatives):
+            return True  # (a|aa) is parsed as a(|a): an empty branch repeats ambiguously
+        firsts = [_first_chars(alt, c) for alt in alternatives]
+        for i, mine in enumerate(firsts):
+            for theirs in firsts[i + 1:]:
+                if mine is None or theirs is None or mine & theirs:
+                    return True
+    return False
+
+
+def _first_chars(alternative: Any, c: Any) -> frozenset[int] | None:
+    """The code points (< 256) an alternative can start with; None when that is not simply known."""
+    from re import _compiler  # type: ignore[attr-defined]
+
+    if not len(alternative):
+        return None
+    op, av = alternative[0]
+    if op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[0] == 0:
+        return None  # it may start with whatever follows
+    if op is c.LITERAL:
+        return frozenset((av,))
+    try:
+        from re import _parser  # type: ignore[attr-defined]
+
+        first = _parser.SubPattern(_parser.State(), [alternative[0]])
+        compiled = _compiler.compile(first, 0)
+    except Exception:
+        return None
+    return frozenset(code for code in range(1, 256) if compiled.match(chr(code)))
 
 
 @dataclass(eq=False)  # identity: a Signature holding it stays hashable

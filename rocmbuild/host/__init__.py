@@ -1,3 +1,3 @@
-"""The host: ROCm installs, GPUs and gfx names, libraries, the HIP compiler, and `doctor`'s view of
-them.
+"""The host: ROCm installs, GPUs and gfx names, libraries, the HIP compiler and its answers kept for
+one command.
 """

@@ -5,9 +5,8 @@ request is a frozen value (steps, working directory, environment, log path,
 limits, the tree whose cgroup holds the attempt); ``AttemptHooks`` holds the
 live collaborators that are not data (the watcher that reads the output, the
 display, the stop check, the interrupt flag).  :func:`run` hands both to
-``runner.run_attempt`` (imported when the first attempt runs, so commands that
-build nothing never import pexpect); ``Services.attempt`` has its shape, so
-tests replace the engine, not the loop.
+``runner.run_attempt``; ``Services.attempt`` has its shape, so tests replace the
+engine, not the loop.
 """
 
 from __future__ import annotations
@@ -16,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from rocmbuild.process.runner import run_attempt
 
 if TYPE_CHECKING:
     from rocmbuild.process.display import Display
@@ -52,7 +53,6 @@ class AttemptHooks:
 
 def run(request: AttemptRequest, hooks: AttemptHooks) -> AttemptOutcome:
     """Run the request's steps under a PTY (``runner.run_attempt``); the typed, frozen outcome."""
-    from rocmbuild.process.runner import run_attempt
 
     return run_attempt(list(request.steps), cwd=request.cwd, env=request.env, log_path=request.log_path,
                        watcher=hooks.watcher, limits=request.limits, display=hooks.display,

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rocmbuild.diagnosis.classifier import KILL_STATUSES
 from rocmbuild.errors import UsageError
+from rocmbuild.process import kernlog
+from rocmbuild.process.kernlog import find_oom_kills
 
 if TYPE_CHECKING:  # typed, so mypy checks every event name against records.events.EventName
     from rocmbuild.records.events import EventName
@@ -49,6 +50,7 @@ POLL_S = 0.1                 # the runner's tick: the guard reads memory at most
 MIN_OTHER_RSS = 64 * MIB     # a process that is not a compile job is paused only if it holds this much
 RESUME_COOLDOWN_S = 0.5      # after a resume, watch its effect before resuming the next
 SAMPLE_S = 0.5               # how often the tree is walked for peaks when memory is plentiful
+KILL_STATUSES = frozenset({137, -9})  # a SIGKILLed step, as the shell (128+9) and Python report it
 KILL_WINDOW_S = 2.0          # the kernel may log a kill a little after the attempt saw it die
 # The kernel log stamps with its own clock (local_clock), which can drift from CLOCK_MONOTONIC by
 # seconds on a long-running host; the match is by the build's PIDs or cgroups, so a wider window
@@ -431,7 +433,6 @@ def confirm_oom(cgroup_kills: int | None, log: Sequence[tuple[float, str]] | Non
     The kernel log names the victim (name, PID, RSS); the cgroup count only says that one happened.
     Neither readable, or neither showing a kill of the build's processes: "unconfirmed", never a guess.
     """
-    from rocmbuild.process.kernlog import find_oom_kills
 
     kills = find_oom_kills(log, pids=pids, memcgs=memcgs, since=since, until=until) if log is not None else []
     counted = f"cgroup oom_kill count +{cgroup_kills}" if cgroup_kills else None
@@ -486,7 +487,6 @@ class AttemptMemory:
         elif sampled is not None:
             data["peak_rss_per_job"], data["peak_rss_job"] = sampled.rss, sampled.name
         if killed or counted:
-            from rocmbuild.process import kernlog
 
             log, source = (self.kernel_log or kernlog.kernel_log)()
             pids = {*self.guard.seen, *(c.pid for c in compiles)}

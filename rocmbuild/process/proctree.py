@@ -71,8 +71,6 @@ def reap_orphans() -> None:
     """
     import psutil
 
-    from rocmbuild.process.command import pending_pids
-
     ours = pending_pids()  # helper commands still being answered (facts.json's probes): their Popen reaps them
     with contextlib.suppress(psutil.Error):
         for child in psutil.Process().children():

@@ -5,7 +5,7 @@ Owns the one hot path of a build besides the PTY itself, so it works per
 hook keyword to locate candidate lines, ``rfind`` over the chunk for progress
 and problem lines.  Only candidate lines (and the context lines a hook asked
 for) are decoded (UTF-8, ``errors="replace"``) and cleaned with
-:func:`rocmbuild.diagnosis.noise.clean_line`; everything else stays bytes.
+:func:`rocmbuild.process.noise.clean_line`; everything else stays bytes.
 
 Line rules: lines end at ``b"\\n"`` and are numbered from 1; a line split
 across reads is joined; ``\\r`` redraws stay inside one line (``clean_line``
@@ -38,7 +38,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, overload
 
-from rocmbuild.diagnosis.noise import clean_line
+from rocmbuild.process.noise import clean_line
 
 _ahocorasick: Any
 try:  # one Aho-Corasick pass for all keywords instead of one `find` pass per keyword

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from rocmbuild import paths
 from rocmbuild.errors import UsageError
+from rocmbuild.records.recorder import write_private
 
 CONSOLE_LOG = "console.log"
 PID_FILE = "rocmbuild.pid"
@@ -76,7 +77,6 @@ def detach(run_dir: Path) -> int | None:
 
 
 def _become_background(run_dir: Path) -> None:
-    from rocmbuild.records.recorder import write_private
 
     write_private(run_dir / PID_FILE, f"{os.getpid()}\n")
     null = os.open(os.devnull, os.O_RDONLY)

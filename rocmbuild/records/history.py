@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
+from rocmbuild.records.recordfile import CorruptRecord, read_path_lines, read_summary
 from rocmbuild.records.runindex import index_path
 
 
@@ -27,26 +28,27 @@ def run_dirs() -> list[Path]:
     root = paths.runs_root()
     candidates: list[Path] = [p.parent for p in root.glob("*/summary.json")] if root.is_dir() else []
     candidates += [p.parent for p in root.glob("*/*/summary.json")] if root.is_dir() else []  # several recipes
-    with contextlib.suppress(OSError):
-        candidates += [Path(line) for line in index_path().read_text(encoding="utf-8").splitlines() if line.strip()]
+    candidates += list(read_path_lines(index_path()))
     for path in candidates:
-        if path.name == "latest" or not (path / "summary.json").is_file():
-            continue
-        found.setdefault(str(path.resolve()), path.resolve())
+        with contextlib.suppress(OSError, ValueError):  # a dir gone or unreadable since it was indexed
+            if path.name == "latest" or not (path / "summary.json").is_file():
+                continue
+            found.setdefault(str(path.resolve()), path.resolve())
     return list(found.values())
 
 
-def load_summaries(paths: Iterable[Path]) -> list[dict[str, Any]]:
-    """The readable summaries among ``paths`` (a half-written or foreign file is skipped, not fatal)."""
+def load_summaries(paths: Iterable[Path], skipped: list[CorruptRecord] | None = None) -> list[dict[str, Any]]:
+    """The usable summaries among ``paths``; a damaged one is skipped (and appended to ``skipped``), not fatal."""
     summaries = []
     for path in paths:
         try:
-            data = json.loads((path / "summary.json").read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
+            data = read_summary(path)
+        except CorruptRecord as exc:
+            if skipped is not None:
+                skipped.append(exc)
             continue
-        if isinstance(data, dict) and isinstance(data.get("attempts"), list):
-            data.setdefault("run_dir", str(path))
-            summaries.append(data)
+        data.setdefault("run_dir", str(path))
+        summaries.append(data)
     return summaries
 
 

@@ -26,6 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Any
 
+from rocmbuild.records.recorder import write_private
+from rocmbuild.records.redact import redact
+
 DEFAULT_NOTIFY_TIMEOUT_S = 60.0
 
 
@@ -95,8 +98,6 @@ def _kill_group(pid: int) -> None:
 
 def _record(run_dir: Path, result: NotifyResult) -> None:
     """Add ``notify`` to summary.json (atomically) and a ``notify.finished`` event; the run is over."""
-    from rocmbuild.records.recorder import write_private
-    from rocmbuild.records.redact import redact
 
     data = redact(asdict(result))
     summary_path = run_dir / "summary.json"

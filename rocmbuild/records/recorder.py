@@ -24,7 +24,8 @@ from rocmbuild import paths
 from rocmbuild.errors import UsageError
 from rocmbuild.records.eventlog import HELD_TIME, iso_now, json_logger
 from rocmbuild.records.events import EventName
-from rocmbuild.records.redact import redact, redact_value, secret_name
+from rocmbuild.records.recordfile import CorruptRecord, read_events, read_summary
+from rocmbuild.records.redact import redact, redact_value, secret_name, secret_values
 from rocmbuild.records.runindex import remember_run_dir
 
 if TYPE_CHECKING:
@@ -108,6 +109,9 @@ class RunRecorder:
     _events_file: IO[str] | None = None
     _log: Any = None
     _held: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
+    # The values of the secret-named variables the build inherits: blanked wherever the build's output
+    # carries them into a record (a diagnosis's line and context, a note).
+    secrets: tuple[str, ...] = field(default_factory=lambda: secret_values(os.environ))
 
     def __post_init__(self) -> None:
         fd = os.open(self.run_dir / "events.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
@@ -116,7 +120,8 @@ class RunRecorder:
         if not self.hold_events:
             self.open_events()
         # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
-        write_private(self.run_dir / "summary.json", json.dumps(redact(self.summary("running", None))) + "\n")
+        write_private(self.run_dir / "summary.json",
+                      json.dumps(redact(self.summary("running", None), self.secrets)) + "\n")
 
     def open_events(self) -> None:
         """events.jsonl's writer (structlog, without rich's import cost); the held events written, in order."""
@@ -136,7 +141,7 @@ class RunRecorder:
             self.write_error = self.write_error or f"events.jsonl: {getattr(exc, 'strerror', None) or exc}"
 
     def event(self, event_name: EventName, /, **fields: Any) -> None:
-        fields = redact(fields)
+        fields = redact(fields, self.secrets)
         if self._log is None and self._events_file is not None:
             self._held.append((event_name, fields, iso_now()))
         else:
@@ -168,7 +173,7 @@ class RunRecorder:
 
     def write_summary(self, outcome: str, exit_code: int | None) -> dict[str, Any]:
         self.open_events()  # the events before the summary that follows them
-        data: dict[str, Any] = redact(self.summary(outcome, exit_code))
+        data: dict[str, Any] = redact(self.summary(outcome, exit_code), self.secrets)
         if self.write_error:
             data["records_incomplete"] = self.write_error
         text = json.dumps(data, indent=2, default=str) + "\n"
@@ -241,24 +246,11 @@ def write_private(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
 
 
 def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """summary.json and the events of a past run."""
+    """summary.json and the events of a past run; a damaged summary is a usage error naming it and why."""
     try:
-        summary = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise UsageError(f"cannot read {run_dir / 'summary.json'}", why=str(exc),
-                             todo="the run may have been killed while writing; see events.jsonl") from None
-    attempts = summary.get("attempts") if isinstance(summary, dict) else None
-    if not isinstance(attempts, list) or not all(isinstance(a, dict) for a in attempts):
-        raise UsageError(f"{run_dir / 'summary.json'} is not a rocmbuild summary",
-                         why="it has no list of attempts", todo="pass a run directory rocmbuild wrote")
-    events: list[dict[str, Any]] = []
-    events_path = run_dir / "events.jsonl"
-    if events_path.is_file():
-        for line in events_path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                event = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # a line cut short by a kill
-            if isinstance(event, dict):
-                events.append(event)
-    return summary, events
+        summary = read_summary(run_dir)
+    except CorruptRecord as exc:
+        raise UsageError(f"cannot use {exc.path}", why=exc.why,
+                         todo="the run may have been killed while writing, or the file was edited; "
+                              "pass another run dir (see `rocmbuild history`)") from None
+    return summary, read_events(run_dir / "events.jsonl")

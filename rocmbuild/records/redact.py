@@ -1,10 +1,10 @@
 """Secrets out of records and consoles: one place that knows what a secret looks like.
 
-Two shapes (DESIGN.md, run records): credentials in a URL (``scheme://user:pw@host``,
-``redis://:pw@host``, ``https://TOKEN@host``) and the value of a variable whose
-name looks secret (``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*_KEY``).  Pure
-functions; records.py applies them to every event, the summary and repro.sh,
-the app to what it prints.
+Three shapes (docs/reference-records.md): credentials in a URL (``scheme://user:pw@host``,
+``redis://:pw@host``, ``https://TOKEN@host``, ``?token=...``), the value of a variable whose
+name looks secret (``*TOKEN*``, ``*SECRET*``, ``*PASSWORD*``, ``*_KEY``), and that same value
+wherever else it turns up (a build that echoes ``$MY_API_TOKEN``).  Pure functions; the
+recorder applies them to every event, the summary and repro.sh, the CLI to what it prints.
 """
 
 from __future__ import annotations
@@ -28,8 +28,23 @@ def secret_name(name: str) -> bool:
     return bool(_SECRET_NAME.search(name))
 
 
-def redact_text(text: str) -> str:
-    """``text`` with the credentials of every URL in it replaced (userinfo, and secret query parameters)."""
+# A secret value shorter than this is not searched for in free text: "1" or "yes" in a variable named
+# USE_TOKEN_CACHE would blank every 1 and yes in a log.
+MIN_SECRET_VALUE = 6
+
+
+def secret_values(env: Mapping[str, str]) -> tuple[str, ...]:
+    """The values of the secret-named variables in ``env`` worth finding in free text, longest first."""
+    found = {value for name, value in env.items() if secret_name(name) and len(value) >= MIN_SECRET_VALUE}
+    return tuple(sorted(found, key=len, reverse=True))
+
+
+def redact_text(text: str, secrets: tuple[str, ...] = ()) -> str:
+    """``text`` with the credentials of every URL in it replaced (userinfo, and secret query parameters),
+    and every one of ``secrets`` (values of secret-named variables) wherever it stands."""
+    for secret in secrets:
+        if secret in text:
+            text = text.replace(secret, REDACTED)
     if "://" not in text:
         return text
     text = _URL_CREDENTIALS.sub(lambda m: f"{m.group('scheme')}{REDACTED}@", text)
@@ -44,13 +59,14 @@ def redact_env(env: Mapping[str, str]) -> dict[str, str]:
     return {name: redact_value(name, value) for name, value in env.items()}
 
 
-def redact(data: Any) -> Any:
-    """A JSON-like value with every secret in it replaced (dict keys name variables or fields)."""
+def redact(data: Any, secrets: tuple[str, ...] = ()) -> Any:
+    """A JSON-like value with every secret in it replaced (dict keys name variables or fields;
+    ``secrets``: values to blank wherever they stand, see :func:`secret_values`)."""
     if isinstance(data, str):
-        return redact_text(data)
+        return redact_text(data, secrets)
     if isinstance(data, Mapping):
         return {key: (REDACTED if isinstance(key, str) and secret_name(key) and isinstance(value, str) and value
-                      else redact(value)) for key, value in data.items()}
+                      else redact(value, secrets)) for key, value in data.items()}
     if isinstance(data, list | tuple):
-        return [redact(item) for item in data]
+        return [redact(item, secrets) for item in data]
     return data

@@ -19,6 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.errors import UsageError
+from rocmbuild.records.history import load_summaries, run_dirs
+from rocmbuild.records.recorder import load_run
+from rocmbuild.records.runfacts import load_facts
 
 MAX_NEW_LINES = 30
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -92,7 +95,8 @@ class RunDiff:
 
 def _options(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     started = next((e for e in events if e.get("event") == "run.started"), {})
-    return dict(started.get("options") or {})
+    options = started.get("options")
+    return dict(options) if isinstance(options, Mapping) else {}
 
 
 def _last_env(summary: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,8 +113,6 @@ def _read_lines(path: Path) -> list[str]:
 
 
 def diff_runs(this_dir: Path, other_dir: Path) -> RunDiff:
-    from rocmbuild.records.recorder import load_run
-    from rocmbuild.records.runfacts import load_facts
 
     mine, my_events = load_run(this_dir)
     theirs, their_events = load_run(other_dir)
@@ -137,7 +139,6 @@ def diff_runs(this_dir: Path, other_dir: Path) -> RunDiff:
 
 def last_good_run(this_dir: Path, summary: Mapping[str, Any]) -> Path:
     """The newest successful run of the same recipe that started before this one."""
-    from rocmbuild.records.history import load_summaries, run_dirs
 
     started = str(summary.get("started") or "")
     candidates = [s for s in load_summaries(run_dirs())

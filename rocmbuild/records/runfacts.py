@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.process import command as proc
+from rocmbuild.records.recorder import write_private
+from rocmbuild.records.recordfile import CorruptRecord, read_json_object
+from rocmbuild.records.redact import redact
 
 FACTS_FILE = "facts.json"
 _PY_VERSIONS = ("import importlib.metadata as m, json, sys\n"
@@ -91,9 +94,6 @@ def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
 
 
 def _write(run_dir: Path, facts: Mapping[str, Any]) -> None:
-    from rocmbuild.records.recorder import write_private
-    from rocmbuild.records.redact import redact
-
     write_private(run_dir / FACTS_FILE, json.dumps(redact(dict(facts)), indent=2) + "\n")
 
 
@@ -189,7 +189,6 @@ def start_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> Facts
 
 def load_facts(run_dir: Path) -> dict[str, Any]:
     try:
-        data = json.loads((run_dir / FACTS_FILE).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        return read_json_object(run_dir / FACTS_FILE)
+    except CorruptRecord:
+        return {}  # facts are context for --diff; a run without them still renders

@@ -1,0 +1,464 @@
+"""The workflow: plan, lock, preflight, run each recipe's ladder loop, report.
+
+Everything the CLI does beyond parsing happens here, in this order:
+
+    recipes -> host facts -> arch -> source -> environment -> plan      (planning.py)
+      (plan/--dry-run stop here)
+    lock -> run dir -> cache -> preflight -> ladder loop (session.py) -> summary
+
+A failed attempt is a value; exceptions (RocmbuildError) mean "cannot go on"
+and become exit codes in the CLI.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rocmbuild import __version__, paths
+from rocmbuild.checks.checklist import plan_checks, render_checks
+from rocmbuild.commands.resumestate import save_resume_state
+from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import Diagnosis
+from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
+from rocmbuild.digest import sha256_hex
+from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
+from rocmbuild.host import facts as hostmod
+from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.session import BuildSession
+from rocmbuild.options import BuildOptions, run_limits
+from rocmbuild.planning.plan import BuildPlan, render_plan
+from rocmbuild.planning.planning import at_its_turn, check_requires, plan_all
+from rocmbuild.process import containment, runner
+from rocmbuild.process.command import remember_versions
+from rocmbuild.process.statelock import Held, StateLock
+from rocmbuild.process.treelock import TreeLock
+from rocmbuild.loop.forceclean import force_clean
+from rocmbuild.provisioning import provision, requirements, treehash
+from rocmbuild.records.attempts import AttemptRecord, iso_seconds
+from rocmbuild.records.notify import notify_console, run_notify
+from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
+from rocmbuild.records.redact import redact, redact_text
+from rocmbuild.records.report import render_summary
+from rocmbuild.records.runfacts import DeferredFacts
+from rocmbuild.services import Services, Streams
+from rocmbuild.toolchain.cache import CompilerCache
+from rocmbuild.toolchain.joblimit import limit_only_changes
+from rocmbuild.toolchain.launchshim import launcher_unavailable
+
+if TYPE_CHECKING:
+    from rocmbuild.records.runfacts import DeferredFacts
+
+DEFAULT_SERVICES = Services()
+
+
+def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str], streams: Streams,
+               services: Services = DEFAULT_SERVICES) -> int:
+    """``plan`` / ``--dry-run``: print each plan, run the checks that need no build, exit as the run would.
+
+    Exit 2 for a missing ``requires``, 4 for a fatal preflight failure, else 0 (issue 12); the plan
+    is printed either way.  Nothing is built or deleted.
+    """
+    plans = plan_all(names, options, environ, services)
+    catalogue = load_catalogue()
+    ladders = catalogue.category_ladders()
+    limits = run_limits(options)
+    missing = check_requires(plans, services)
+    provided = _requires_from(missing, plans, options, streams, install=False)
+    if provided:
+        missing = []
+    checks: dict[int, list[Any]] = {}
+    if not missing and not options.skip_preflight:
+        for index, plan in enumerate(plans):
+            # What --requires-from would install is not there yet: its checks wait for the install.
+            later = index > 0 or any(p.recipe == plan.recipe.name for p in provided)
+            checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=later)
+    for index, plan in enumerate(plans):
+        if options.json:
+            data = plan.to_json(ladders, limits, catalogue.generic_ladder())
+            data["preflight"] = checks_json(checks.get(index, []))
+            data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
+            streams.out.write(json.dumps(redact(data)) + "\n")
+        else:
+            text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
+            if index in checks:
+
+                text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
+            streams.out.write(text + "\n\n")
+    streams.out.flush()
+    if missing:
+        raise _requires_error(missing, plans, names)
+    for index, plan in enumerate(plans):
+        failed = [c for c in checks.get(index, []) if c.failed and c.fatal]
+        if failed:
+            error = PreflightRefusal(
+                f"preflight would stop '{plan.recipe.name}' before the first attempt: {_failed_names(failed)}",
+                why="; ".join(f"{c.name}: {c.detail}" for c in failed),
+                todo=preflight_todo(failed, _torch_command(plan)))
+            streams.err.write(error.render() + "\n")
+            return ExitCode.NOT_RETRYABLE
+    return ExitCode.SUCCEEDED
+
+
+def _requires_from(missing: Sequence[Any], plans: Sequence[BuildPlan], options: BuildOptions, streams: Streams,
+                   install: bool) -> list[Any]:
+    """--requires-from: install (or, for a plan, resolve) what ``requires`` misses (requirements.py)."""
+    if not missing or not options.requires_from:
+        return []
+
+    provided = requirements.satisfy(missing, plans, options.requires_from, install)
+    for item in provided:
+        streams.err.write(f"rocmbuild: {requirements.describe(item)}\n")
+    streams.err.flush()
+    return provided
+
+
+def _torch_command(plan: BuildPlan) -> str | None:
+    """The command that builds a ROCm torch before this recipe (for recipes that require torch)."""
+    return exact_command(["torch", plan.recipe.name], plan.archs) if "torch" in plan.recipe.requires else None
+
+
+def _failed_names(failed: Sequence[Any]) -> str:
+    return f"{len(failed)} check{'s' if len(failed) > 1 else ''} failed ({', '.join(c.name for c in failed)})"
+
+
+class PreflightRefusal(RocmbuildError):
+    """What ``plan`` prints when preflight would refuse (exit 4, like the run)."""
+
+    exit_code = ExitCode.NOT_RETRYABLE
+
+
+# Checks of a later recipe that an earlier recipe in the same run can still satisfy (it installs torch
+# or modules): the run checks them when that recipe's turn comes, so the plan only warns.
+_AFTER_EARLIER_RECIPES = ("torch (ROCm)", "python modules", "torch HIP version", "torch arch list",
+                          "torch companions", "setuptools")
+
+
+def _plan_mode_checks(checks: list[Any], later: bool) -> list[Any]:
+    if not later:
+        return checks
+    return [replace(c, status="warn", fatal=False, detail=f"{c.detail} (checked again when its turn comes)")
+            if c.failed and c.name in _AFTER_EARLIER_RECIPES else c for c in checks]
+
+
+def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: Sequence[str]) -> UsageError:
+    first = missing[0]
+    archs = plans[0].archs if plans else ()
+    recipes = [p.recipe.name for p in plans] or list(names)
+    return UsageError(first.message, why="nothing was built: it builds against the installed "
+                      f"'{first.required}'",
+                      todo=requires_todo(first.required, recipes, archs, first.python, first.packages))
+
+
+# --- building ---------------------------------------------------------------
+
+def _lock_for(source: Path) -> tuple[StateLock, Path]:
+    digest = sha256_hex(str(source))[:16]
+    directory = paths.state_dir("locks")
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise _state_dir_error(directory, exc) from None
+    return StateLock(str(directory / f"{digest}.lock")), directory / f"{digest}.pid"
+
+
+@contextlib.contextmanager
+def source_locked(source: Path) -> Iterator[None]:
+    """Hold both locks on a source tree (a build or a resume): one per path in the user's state dir
+    (with the holder's PID, for the message a second run gets), one on the tree itself (flock)."""
+    lock, pid_file = _lock_for(source)
+    try:
+        lock.acquire()
+    except Held:
+        holder = pid_file.read_text().strip() if pid_file.is_file() else "unknown"
+        raise LockHeldError(f"another rocmbuild (PID {holder}) is building in {source}",
+                            why="two builds in one source tree would corrupt each other",
+                            todo=f"wait for PID {holder} to finish, or stop it; then rerun") from None
+    except OSError as exc:
+        raise _state_dir_error(pid_file.parent, exc) from None
+    tree_lock: TreeLock | None = None
+    try:
+        try:
+            pid_file.write_text(str(os.getpid()))
+        except OSError as exc:
+            raise _state_dir_error(pid_file.parent, exc) from None
+        # The lock above is keyed by the path under this user's state dir; this one by the tree itself.
+        tree_lock = TreeLock(source).acquire() if source.is_dir() else None
+        yield
+    finally:
+        if tree_lock is not None:
+            tree_lock.release()
+        with contextlib.suppress(OSError):
+            pid_file.unlink(missing_ok=True)
+        lock.release()
+
+
+def _state_dir_error(where: Path, exc: OSError) -> UsageError:
+    return UsageError(f"cannot write rocmbuild's state directory ({where})", why=exc.strerror or str(exc),
+                      todo="free space there or make it writable, or point XDG_STATE_HOME at a writable directory")
+
+
+def _outcome_of(exc: BaseException) -> tuple[Outcome, int]:
+    """The outcome and exit code a run ended by this exception is recorded with."""
+    if isinstance(exc, KeyboardInterrupt):
+        return Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED)
+    code = exc.exit_code if isinstance(exc, RocmbuildError) else int(ExitCode.INTERNAL)
+    return Outcome.for_exit_code(code), code
+
+
+def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
+
+    # Measured now, not at planning: `rocmbuild torch vllm` preflights vllm with what torch left free.
+    mem_available, _reason = hostmod.memory_available()
+    return plan_checks(plan, mem_available, run=services.run, probes=services.probes)
+
+
+def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:
+
+    first = failed[0]
+    todo = preflight_todo(failed, _torch_command(plan))
+    log = rec.run_dir / "preflight.log"
+    log.write_text("\n".join(f"[{c.status}] {c.name}: {c.detail}" + (f"\n    what to do: {c.todo}" if c.todo else "")
+                             for c in failed) + "\n", encoding="utf-8")
+    diagnosis = Diagnosis.simple(first.category or "toolchain_missing", f"preflight-{first.name}", line=1,
+                                 text=first.detail, fields=dict(getattr(first, "fields", {}) or {}),
+                                 retryable=False).summary_json()
+    rec.event("failure.diagnosed", attempt=1, preflight=True, **diagnosis, todo=todo,
+              context=[f"[{c.status}] {c.name}: {c.detail}" for c in failed])
+    rec.add_attempt(AttemptRecord(number=1, started=iso_seconds(datetime.now(UTC)), duration_s=0.0, ended="exited",
+                                  exit_code=None, log=log.name, env=plan.env_set, diagnosis=diagnosis,
+                                  step="preflight", kind="preflight"))
+
+
+def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str], streams: Streams,
+          services: Services = DEFAULT_SERVICES) -> int:
+    """``rocmbuild build``: every recipe in order, stopping at the first that fails."""
+    # The up-to-date check asks the HIP compiler's version before the first attempt: hipcc takes
+    # 0.2-0.5 s to say what it said last run (process/versionstore.py says when it is asked again).
+
+    remember_versions(paths.state_dir("probes"))
+    if options.dry_run:
+        return show_plans(names, options, environ, streams, services)
+    # The first move into a cgroup after a quiet spell waits ~5-25 ms for the kernel; planning
+    # (and a preflight cached or skipped) takes about that long, so the wait is over by the spawn.
+    containment.warm_up()
+    plans = plan_all(names, options, environ, services)
+    missing = check_requires(plans, services)
+    provided = _requires_from(missing, plans, options, streams, install=True)
+    if provided:
+        missing = check_requires(plans, services)
+    if missing:
+        raise _requires_error(missing, plans, names)
+    exit_code: int = ExitCode.SUCCEEDED
+    run_dirs: list[Path] = []  # for --notify: the last run dir holds the outcome of the whole command
+    try:
+        with runner.InterruptFlag() as interrupted:
+            ctx = RunContext.for_options(
+                options, streams=streams, services=services, catalogue=load_catalogue(), interrupted=interrupted,
+                deadline=services.clock() + options.budget_s if options.budget_s else None)
+            for index, plan in enumerate(plans):
+                if index > 0:  # sized when its turn comes: what the recipes before it left free
+                    plan = at_its_turn(plan, options, environ)
+                outcome, exit_code = _build_one(
+                    plan, options, ctx, several=len(plans) > 1,
+                    provided=[p.to_json() for p in provided if p.recipe == plan.recipe.name], run_dirs=run_dirs)
+                if outcome not in (Outcome.SUCCEEDED, Outcome.UP_TO_DATE):
+                    break
+    finally:
+        if options.notify and run_dirs:  # any outcome, also an interrupt or an error after the run began
+
+            notify_console(run_notify(options.notify, run_dirs[-1], environ,
+                                               options.notify_timeout_s), streams.err)
+    return exit_code
+
+
+def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several: bool,
+               provided: Sequence[Any] = (), run_dirs: list[Path] | None = None) -> tuple[Outcome, int]:
+    """One recipe: its locks, run dir and records around ``_run_recorded``; the record always ends."""
+    streams = ctx.streams
+    with source_locked(plan.source):
+        base_plan = plan  # the fingerprint is of the command's plan, before the cache's launchers
+        plan, cache = _cache_for(plan, options, ctx.services)  # a bad --cache-remote stops before any record
+        run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
+        if run_dirs is not None:
+            run_dirs.append(run_dir)
+        try:
+            # Its events are held until the first attempt's process starts (recorder.py, open_events).
+            rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
+                              echo=streams.err if options.verbosity == "verbose" else None, hold_events=True)
+        except OSError as exc:
+            raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
+                             todo="free space there or make it writable, or pass --run-dir DIR") from None
+        _start_record(rec)
+        if provided:  # what --requires-from installed for this recipe before its run
+            rec.extra["requires_from"] = list(provided)
+
+        save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
+        # What `report --diff` compares with the last good run: gathered beside the first attempt (its
+        # probes started once the attempt's process is), complete before the summary is final (_finish,
+        # and below); the toolchain as the command's plan sees it, without rocmbuild's own launcher/cache
+        # variables (so the version probes are the fingerprint's, remembered, not asked again in another
+        # environment: ~0.3 s of hipcc).
+        facts = DeferredFacts(run_dir, base_plan, ctx.services.run)
+        try:
+            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
+        except BaseException as exc:
+            # Whatever ends the run here, the record says it ended (and how) instead of "running".
+            outcome, code = _outcome_of(exc)
+            _wait_for_facts(facts, rec, interrupted=outcome == Outcome.INTERRUPTED)
+            reason = f"{type(exc).__name__}: {exc}"
+            rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
+            _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
+                        else "rerun the same command" if outcome == Outcome.INTERRUPTED
+                        else "see the crash log named on the console and report it")
+            rec.write_summary(outcome, code)
+            raise
+        finally:
+            rec.close()
+
+
+def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, Any]:
+
+    clang = bool(plan.hip_compiler and plan.hip_compiler.is_clang)
+
+    def limit_only() -> BuildPlan:
+        try:
+            return plan.with_changes(*limit_only_changes(plan.env, services.run, hip_compiler_is_clang=clang))
+        except OSError as exc:  # the shim cannot be written: the build runs without the limit, and says so
+            return replace(plan, warnings=(*plan.warnings, launcher_unavailable(exc)))
+
+    if options.no_cache:  # no cache, but the global job limit still needs its launcher (joblimit.py)
+        return limit_only(), None
+
+    cache = CompilerCache.for_build(env=plan.env, source=plan.source, remote=options.cache_remote,
+                                    run=services.run, hip_compiler_is_clang=bool(
+                                        plan.hip_compiler and plan.hip_compiler.is_clang))
+    if cache is None:
+        return limit_only(), None
+    return plan.with_changes(*cache.changes()), cache
+
+
+def _wait_for_facts(facts: DeferredFacts | None, rec: RunRecorder, interrupted: bool = False) -> None:
+    """facts.json complete before the run's final summary; an unwritable one is noted, as events are.
+
+    Its probes are not started after an interrupt: a run stopped before its first attempt has none."""
+    if facts is None or (interrupted and not facts.started):
+        return
+    if not facts.wait():
+        rec.write_error = rec.write_error or f"facts.json: {facts.error or 'probes did not finish'}"
+
+
+def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: RunRecorder,
+                  base_plan: BuildPlan | None = None, facts: DeferredFacts | None = None) -> tuple[Outcome, int]:
+    """One recipe inside its run dir: leftovers, up-to-date check, preflight, the ladder loop, provisioning.
+
+    ``options`` is read here only for what is the app's own (the fingerprint and wheels of
+    provision.py, the options recorded in ``run.started``); the loop gets ``ctx``.
+    """
+
+    streams, services, cache = ctx.streams, ctx.services, ctx.cache
+    base_plan = base_plan or plan
+    rec.extra["rocm"] = {"root": plan.rocm_root, "version": plan.rocm_version}
+    rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
+              rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
+              env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
+              cache=cache.describe() if cache is not None else None, pid=os.getpid())
+    for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
+        rec.open_events()  # on disk now: what follows may take a while
+        rec.event("leftovers.stopped", **leftover)
+        streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "
+                          f"{plan.source} by a killed run (PID {leftover['owner_pid']})\n")
+    for warning in (*plan.warnings, *(cache.warnings if cache is not None else ())):
+        rec.event("plan.warning", message=warning)
+        streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
+    outcome: Outcome
+    stop = _fingerprint_stop(ctx)
+    try:
+        verdict = provision.up_to_date(base_plan, options, rec, streams, stop=stop)
+    except treehash.Stopped as exc:
+        return _finish(rec, Outcome.INTERRUPTED if exc.reason == "interrupted" else Outcome.BUDGET_EXHAUSTED,
+                       f"stopped ({exc.reason}) while fingerprinting the tree, before any attempt",
+                       options, streams, facts)
+    if verdict.ok:
+        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint, its outputs "
+                       "are as it left them and they still verify: nothing was run", options, streams, facts)
+    if options.force:  # the build system rebuilds too: its outputs and CMake caches go first
+        said = force_clean(base_plan, rec)
+        if options.verbosity != "quiet":
+            streams.err.write(f"rocmbuild: {said}\n")
+            streams.err.flush()
+    if not options.skip_preflight:
+        rec.open_events()  # the checks take seconds: the events so far go to disk before them
+        checks = _preflight(plan, options, services)
+        rec.extra["preflight"] = checks_json(checks)
+        for check in checks:
+            rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
+        if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
+            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams, facts)
+        failed = [c for c in checks if c.status == "fail" and c.fatal]
+        if failed:
+            _record_preflight_failure(rec, plan, failed)
+            outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
+            return _finish(rec, outcome, reason, options, streams, facts)
+    session = BuildSession(plan, ctx, rec, on_start=facts.start if facts is not None else None)
+    outcome, _ = session.run()
+    reason = session.state.reason
+    if outcome == Outcome.SUCCEEDED:
+        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
+                                                  before=verdict.fingerprint, stop=stop)
+    return _finish(rec, outcome, reason, options, streams, facts)
+
+
+def _fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
+    """What ends a fingerprint's walk early: a Ctrl-C/SIGTERM/SIGHUP, or the --budget spent."""
+    def stop() -> str | None:
+        if ctx.interrupted():
+            return "interrupted"
+        left = ctx.budget_left()
+        return "budget" if left is not None and left <= 0 else None
+    return stop
+
+
+def _start_record(rec: RunRecorder) -> None:
+    """The run-level keys of summary.json (docs/design.md), present from the first write (issue 12)."""
+    rec.extra.update(todo=None, stop_reason=None, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
+                     finished=None, duration_s=None, rocmbuild_version=__version__, preflight=[])
+
+
+def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> None:
+    finished = datetime.now(UTC)
+    started = rec.extra.get("started")
+    duration = (finished - datetime.fromisoformat(started)).total_seconds() if isinstance(started, str) else None
+    rec.extra.update(todo=todo, stop_reason=reason, finished=finished.isoformat(timespec="milliseconds"),
+                     duration_s=round(duration, 3) if duration is not None else None)
+
+
+def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
+            streams: Streams, facts: DeferredFacts | None = None) -> tuple[Outcome, int]:
+    _wait_for_facts(facts, rec, interrupted=outcome == Outcome.INTERRUPTED)
+    exit_code = outcome.exit_code
+    rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
+    last = rec.attempts[-1] if rec.attempts else None
+    diagnosis = last.get("diagnosis") if last else None
+    diagnosed_todo = None
+    if last is not None and diagnosis:
+        _, events = load_run(rec.run_dir)
+        diagnosed_todo = next((e.get("todo") for e in reversed(events) if e.get("event") == "failure.diagnosed"
+                               and e.get("attempt") == last.get("number")), None)
+    _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
+    summary = rec.write_summary(outcome, exit_code)
+    _, events = load_run(rec.run_dir)
+
+    streams.err.write(render_summary(summary, events))
+    streams.err.flush()
+    if options.json:
+        streams.out.write(json.dumps(summary, default=str) + "\n")
+        streams.out.flush()
+    return outcome, exit_code
+

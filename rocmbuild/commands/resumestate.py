@@ -1,0 +1,170 @@
+"""``rocmbuild resume RUN_DIR``: continue an interrupted or killed run where it stopped (issue 16).
+
+Owns saving what a run needs to be continued (``resume.json``: the recipe
+file, the options, the working directory) and rebuilding the plan state from
+the records: the ladder's history from the attempts and their
+``failure.diagnosed`` events, the environment, MAX_JOBS and -O level from the
+last ``plan.changed`` / ``attempt.started`` event (so the remedies applied so
+far hold), and the attempt numbering (an attempt that was running when the
+run was killed keeps its number and log and is recorded as ``interrupted``).
+A finished run, or one whose rocmbuild is still alive, is refused (exit 2).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, fields, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rocmbuild.errors import LockHeldError, UsageError
+from rocmbuild.host.arch import Targets
+from rocmbuild.loop.ladder import FailedAttempt
+from rocmbuild.options import BuildOptions
+from rocmbuild.planning.environment import EnvChange
+from rocmbuild.planning.plan import BuildPlan
+from rocmbuild.process.progress import live_state
+from rocmbuild.records.attempts import AttemptRecord
+from rocmbuild.records.recorder import write_private
+from rocmbuild.records.recordfile import CorruptRecord, read_json_object
+from rocmbuild.records.redact import REDACTED, redact
+
+if TYPE_CHECKING:  # imported where used: a build saves resume.json on the way to its first attempt
+    from rocmbuild.loop.ladder import FailedAttempt
+    from rocmbuild.records.attempts import AttemptRecord
+
+RESUME_FILE = "resume.json"
+_SUMMARY_KEYS = ("recipe", "source", "arch", "run_dir", "outcome", "exit_code", "attempts")
+
+
+def save_resume_state(run_dir: Path, plan: BuildPlan, options: BuildOptions) -> None:
+    # Records hold no secrets: an option carrying credentials (a --cache-remote with a password) is saved
+    # redacted, and `resume` takes it from ROCMBUILD_<NAME> in its own environment instead (load_options).
+
+    data = {"recipe": str(plan.recipe.path), "cwd": os.getcwd(),
+            "options": redact({k: str(v) if isinstance(v, Path) else v for k, v in asdict(options).items()})}
+    write_private(run_dir / RESUME_FILE, json.dumps(data, indent=2) + "\n")
+
+
+def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOptions:
+
+    known = {f.name for f in fields(BuildOptions)}
+    values = {k: v for k, v in dict(data.get("options") or {}).items() if k in known}
+    for key, value in list(values.items()):
+        if isinstance(value, str) and REDACTED in value:  # saved without its secret: take it from the caller
+            values[key] = os.environ.get(f"ROCMBUILD_{key.upper()}") or None
+    for key in ("run_dir", "source"):
+        if values.get(key) is not None:
+            values[key] = Path(values[key])
+    options = BuildOptions(**values)
+    return replace(options, run_dir=run_dir, source=Path(source), detach=False, dry_run=False)
+
+
+def ladder_history(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> list[FailedAttempt]:
+    """The ladder's view of the finished attempts (pure): category, fingerprint, ladder, remedies applied."""
+
+    diagnosed = {e.get("attempt"): e for e in events if e.get("event") == "failure.diagnosed"}
+    history: list[FailedAttempt] = []
+    for attempt in attempts:
+        diagnosis = attempt.get("diagnosis")
+        if not isinstance(diagnosis, Mapping) or attempt.get("ended") == "interrupted":
+            continue
+        event = diagnosed.get(attempt.get("number"), {})
+        history.append(FailedAttempt(
+            number=int(attempt.get("number") or len(history) + 1), ended=str(attempt.get("ended") or "exited"),
+            category=str(diagnosis.get("category")),
+            fingerprint=str(event.get("fingerprint") or f"{diagnosis.get('signature')}:{diagnosis.get('text')}"),
+            retryable=bool(diagnosis.get("retryable", True)), ladder=tuple(event.get("remedies") or ()),
+            remedies=tuple(attempt.get("remedies") or ())))
+    return history
+
+
+def last_plan_state(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The newest of ``attempt.started`` / ``plan.changed``: the environment the next attempt would run with."""
+    return next((e for e in reversed(events) if e.get("event") in ("attempt.started", "plan.changed")), None)
+
+
+def restored_plan(plan: BuildPlan, state: Mapping[str, Any] | None) -> BuildPlan:
+    """``plan`` with the recorded environment, jobs, prepare flag, -O level and arch list put back (pure).
+
+    The arch list matters after ``narrow_archs``: the environment already says the narrowed list, and
+    the artifact check must expect that list, not the one the command asked for.
+    """
+    if state is None:
+        return plan
+    env = {str(k): str(v) for k, v in dict(state.get("env") or {}).items()}
+    current = plan.env_set
+    changes = [EnvChange(name, "set", value, reason="restored by rocmbuild resume")
+               for name, value in env.items() if current.get(name) != value]
+    updates: dict[str, Any] = {}
+    if isinstance(state.get("jobs"), int):
+        updates["jobs"] = state["jobs"]
+    if isinstance(state.get("prepare"), bool):
+        updates["run_prepare"] = state["prepare"]
+    if isinstance(state.get("opt_level"), int):
+        updates["opt_level"] = state["opt_level"]
+    arch = state.get("arch")
+    if isinstance(arch, list) and arch and all(isinstance(a, str) for a in arch) and tuple(arch) != plan.archs:
+        updates["targets"] = Targets.parse(";".join(arch))
+    return plan.with_changes(*changes, **updates)
+
+
+def killed_attempt(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> AttemptRecord | None:
+    """The attempt that had started but was never recorded (the run was killed during it), as a record.
+
+    An attempt's record is written once the ladder has decided, after its remedy's effects ran: a run
+    killed in between (during a long uninstall or submodule sync) left the attempt diagnosed but not
+    recorded.  That one is rebuilt from its ``attempt.finished`` / ``failure.diagnosed`` events (and
+    the ``plan.changed`` after them, if the remedy finished), so the ladder's history keeps it.
+    """
+
+    done = {a.get("number") for a in attempts}
+    started = [e for e in events if e.get("event") == "attempt.started" and e.get("attempt") not in done]
+    if not started:
+        return None
+    event = started[-1]
+    number = int(event.get("attempt") or len(attempts) + 1)
+    env = {str(k): str(v) for k, v in dict(event.get("env") or {}).items()}
+    at = {id(e): i for i, e in enumerate(events)}
+    finished = next((e for e in events if e.get("event") == "attempt.finished" and e.get("attempt") == number), None)
+    diagnosed = next((e for e in events if e.get("event") == "failure.diagnosed" and e.get("attempt") == number),
+                     None)
+    if finished is not None and diagnosed is not None:
+        remedies = tuple(str(e.get("remedy")) for e in events[at[id(diagnosed)]:]
+                         if e.get("event") == "plan.changed" and e.get("remedy"))
+        diagnosis = {k: diagnosed.get(k) for k in ("category", "signature", "line", "text", "fields", "retryable")}
+        return AttemptRecord(number=number, started=event.get("timestamp"), duration_s=finished.get("duration_s"),
+                             ended=str(finished.get("ended") or "exited"), exit_code=finished.get("exit_code"),
+                             log=f"attempt-{number}.log", env=env, diagnosis=diagnosis, remedies=remedies)
+    return AttemptRecord(number=number, started=event.get("timestamp"), duration_s=None, ended="interrupted",
+                         exit_code=None, log=f"attempt-{number}.log", env=env, diagnosis=None, kind="killed")
+
+
+def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """Refuse (exit 2) what cannot be resumed; else the saved resume state."""
+
+    outcome = summary.get("outcome")
+    if outcome != "running":
+        raise UsageError(f"the run in {run_dir} has finished ({outcome}, exit {summary.get('exit_code')})",
+                         why="resume continues a run that was interrupted or killed before it ended",
+                         todo="start a new run with the same command (see `rocmbuild report " f"{run_dir}`)")
+    live = live_state(run_dir, summary, events)
+    if live.alive:
+        raise LockHeldError(f"the run in {run_dir} is still running (rocmbuild PID {live.pid})",
+                            why="two rocmbuilds in one run dir would mix their records",
+                            todo=f"wait for it (rocmbuild report {run_dir}), or stop PID {live.pid} first")
+    try:
+        data = read_json_object(run_dir / RESUME_FILE)
+    except CorruptRecord as exc:
+        raise UsageError(f"the run in {run_dir} cannot be resumed: {RESUME_FILE} is {exc.why}",
+                         why="it was started by an older rocmbuild, stopped before its first attempt, or edited",
+                         todo="start a new run with the same command") from None
+    if not isinstance(data, dict) or not data.get("recipe"):
+        raise UsageError(f"{run_dir / RESUME_FILE} is not a resume state", todo="start a new run")
+    return data
+
+
+def extra_keys(summary: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in summary.items() if k not in _SUMMARY_KEYS}

@@ -1,0 +1,94 @@
+"""``rocmbuild resume RUN_DIR``: the workflow of ``app.build`` entered with a run's recorded state.
+
+What a run needs to be continued and how its state is rebuilt from the records is resumestate.py;
+this module runs it: the same locks, cache, session and finish as a build (app.py), with the ladder's
+history, the attempt numbering and the plan state the run had reached.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from rocmbuild.commands import app
+from rocmbuild.commands.resumestate import (
+    check_resumable,
+    extra_keys,
+    killed_attempt,
+    ladder_history,
+    last_plan_state,
+    load_options,
+    restored_plan,
+)
+from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.errors import ExitCode, Outcome, UsageError
+from rocmbuild.host.trust import check_trusted
+from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.session import BuildSession
+from rocmbuild.planning.planning import plan_all
+from rocmbuild.process import runner
+from rocmbuild.records.notify import notify_console, run_notify
+from rocmbuild.records.recorder import RunRecorder, load_run
+
+
+def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, services: Any = None) -> int:
+    """``rocmbuild resume RUN_DIR``: the workflow of app.build, entered with the recorded state."""
+    services = services or app.DEFAULT_SERVICES
+    run_dir = Path(run_dir_arg).expanduser()
+    if not (run_dir / "summary.json").is_file():
+        raise UsageError(f"{run_dir_arg} is not a rocmbuild run directory (no summary.json)",
+                         todo="pass the run dir a build printed (or `rocmbuild history` lists)")
+    run_dir = run_dir.resolve()
+    # A run dir another user can write could name any recipe and source: refused before it is read.
+    check_trusted(run_dir / "summary.json", "run dir")
+    check_trusted(run_dir / "resume.json", "resume state")
+    summary, events = load_run(run_dir)
+    data = check_resumable(run_dir, summary, events)
+    options = load_options(data, run_dir, str(summary.get("source")))
+    cwd = data.get("cwd")
+    if isinstance(cwd, str) and Path(cwd).is_dir():
+        os.chdir(cwd)  # relative paths in the recipe and options meant what they meant then
+    plan = plan_all([str(data["recipe"])], options, environ, services)[0]
+    attempts = [dict(a) for a in summary.get("attempts") or []]
+    killed = killed_attempt(attempts, events)
+    if killed is not None:  # a killed one (ended "interrupted") stays out of the ladder's history
+        attempts.append(killed.to_json())
+    history = ladder_history(attempts, events)
+    done = len(attempts)
+    if done >= options.max_attempts:
+        raise UsageError(f"the run in {run_dir} has used all {options.max_attempts} attempts",
+                         why="--max-attempts counts the attempts before the resume too",
+                         todo="start a new run (with a higher --max-attempts if the ladder was still going)")
+    with app.source_locked(plan.source):
+        plan, cache = app._cache_for(plan, options, services)
+        plan = restored_plan(plan, last_plan_state(events))
+        rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs, attempts=attempts,
+                          extra=extra_keys(summary),
+                          echo=streams.err if options.verbosity == "verbose" else None)
+        try:
+            rec.event("run.resumed", pid=os.getpid(), next_attempt=done + 1, env=plan.env_set, jobs=plan.jobs,
+                      killed_attempt=killed.number if killed else None)
+            streams.err.write(f"rocmbuild: resuming {run_dir} at attempt {done + 1} "
+                              f"(MAX_JOBS={plan.jobs}, remedies so far: "
+                              f"{', '.join(r for h in history for r in h.remedies) or 'none'})\n")
+            with runner.InterruptFlag() as interrupted:
+                ctx = RunContext.for_options(options, streams=streams, services=services,
+                                             catalogue=load_catalogue(), interrupted=interrupted, deadline=None)
+                session = BuildSession(plan, ctx.with_cache(cache), rec, history=tuple(history),
+                                       number_offset=done - len(history))
+                outcome, _ = session.run()
+            _, code = app._finish(rec, outcome, session.state.reason, options, streams)
+        except KeyboardInterrupt:
+            rec.event("run.finished", outcome=Outcome.INTERRUPTED, exit_code=int(ExitCode.INTERRUPTED),
+                      reason="interrupted")
+            app._end_record(rec, Outcome.INTERRUPTED, "interrupted", f"rocmbuild resume {run_dir}")
+            rec.write_summary(Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED))
+            raise
+        finally:
+            rec.close()
+    if options.notify:
+
+        notify_console(run_notify(options.notify, run_dir, environ, options.notify_timeout_s), streams.err)
+    return code

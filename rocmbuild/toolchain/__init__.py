@@ -1,0 +1,3 @@
+"""The compile toolchain around a build: the compiler cache (ccache/sccache), the compile launcher and
+its shim, and the global job limit.
+"""

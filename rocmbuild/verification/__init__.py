@@ -1,0 +1,3 @@
+"""Verification of what a build produced: the GPU code objects each artifact carries, ``inspect``,
+and the arch-truthfulness warnings.
+"""
