@@ -350,8 +350,8 @@ def test_doctor_reports_wheel_dir_requires_from_and_cache_remote(tmp_path: Path)
 
 
 def test_recipe_wheel_step_is_validated_and_defaults_to_pip_wheel(tmp_path: Path) -> None:
-    from rocmbuild.planning.recipe import parse_recipe
     from rocmbuild.errors import RecipeError
+    from rocmbuild.planning.recipe import parse_recipe
     from tests.planfactory import RECIPE, make_plan
 
     plan = make_plan(tmp_path, python="/opt/my venv/bin/python3")

@@ -96,9 +96,10 @@ def test_the_walk_stops_when_asked(tmp_path: Path) -> None:
 
 
 def test_changed_between_counts_edits_and_removals_not_new_files() -> None:
-    before = treehash.TreeSnapshot({"a.c": "f:1", "b.c": "f:2", "c.c": "f:3"}, ())
-    after = treehash.TreeSnapshot({"a.c": "f:1", "b.c": "f:9", "new.o": "f:4"}, ())
-    assert treehash.changed_between(before, after) == ["b.c", "c.c"]
+    pyc = "m/__pycache__/m.cpython-311.pyc"
+    before = treehash.TreeSnapshot({"a.c": "f:1", "b.c": "f:2", "c.c": "f:3", pyc: "f:5"}, ())
+    after = treehash.TreeSnapshot({"a.c": "f:1", "b.c": "f:9", "new.o": "f:4", pyc: "f:6"}, ())
+    assert treehash.changed_between(before, after) == ["b.c", "c.c"]  # bytecode follows its source
 
 
 def test_the_environment_leaves_out_only_volatile_names() -> None:

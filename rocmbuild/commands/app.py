@@ -31,6 +31,7 @@ from rocmbuild.digest import sha256_hex
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.forceclean import force_clean
 from rocmbuild.loop.session import BuildSession
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.planning.plan import BuildPlan, render_plan
@@ -39,7 +40,6 @@ from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
 from rocmbuild.process.statelock import Held, StateLock
 from rocmbuild.process.treelock import TreeLock
-from rocmbuild.loop.forceclean import force_clean
 from rocmbuild.provisioning import provision, requirements, treehash
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.notify import notify_console, run_notify

@@ -67,7 +67,14 @@ def changed_between(before: TreeSnapshot, after: TreeSnapshot) -> list[str]:
 
     New paths are what the build wrote; a path that existed and changed is either a source edited
     during the build or an output the build rewrote: the two cannot be told apart, so both count."""
-    return sorted(rel for rel, entry in before.entries.items() if after.entries.get(rel) != entry)
+    return sorted(rel for rel, entry in before.entries.items()
+                  if after.entries.get(rel) != entry and not _bytecode(rel))
+
+
+def _bytecode(rel: str) -> bool:
+    """Python's own cache, rewritten by any import of a changed module (a verify step's): what changed is
+    the module's source, and that is compared.  Still part of the digest like any other file."""
+    return rel.endswith(".pyc") and "__pycache__" in rel.split("/")[:-1]
 
 
 def clean_matches(root: Path, patterns: Iterable[str]) -> set[str]:
