@@ -346,14 +346,28 @@ def _chardev(src: Path) -> None:
 
 
 def _slow_tree(src: Path) -> None:
-    """16 GB to read: one dense 256 MB file under 64 names (hard links: no disk space, no holes to skip)."""
+    """32 GB to read: one dense 256 MB file under 128 names (hard links: no disk space, no holes to skip)."""
     src.mkdir()
     block = os.urandom(1 << 20)
     with open(src / "big-0.bin", "wb") as f:
         for _ in range(256):
             f.write(block)
-    for i in range(1, 64):
+    for i in range(1, 128):
         os.link(src / "big-0.bin", src / f"big-{i}.bin")
+
+
+def _reading(pid: int, marker: str, timeout: float = 60) -> bool:
+    """Wait until the process has a file whose path holds ``marker`` open: the walk is reading the tree."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                if marker in os.readlink(f"/proc/{pid}/fd/{fd}"):
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.02)
+    return False
 
 
 def _signal_during_walk(sig: int) -> Callable[[Path], tuple[bool, str]]:
@@ -361,21 +375,29 @@ def _signal_during_walk(sig: int) -> Callable[[Path], tuple[bool, str]]:
     def case(tmp: Path) -> tuple[bool, str]:
         _slow_tree(tmp / "src")
         recipe = write_recipe(tmp, "true")
+        sent: list[float] = []
 
         def send(proc: subprocess.Popen[bytes]) -> None:
-            threading.Timer(2.0, lambda: proc.send_signal(sig)).start()
+            def when_reading() -> None:
+                if _reading(proc.pid, "/src/big-"):
+                    sent.append(time.monotonic())
+                    proc.send_signal(sig)
+            threading.Thread(target=when_reading, daemon=True).start()
 
-        ran = rocmbuild(tmp, recipe, env_for(tmp), name="r1", timeout=60, on_start=send)
-        return (ran.code == 130 and ran.summary.get("outcome") == "interrupted" and ran.seconds < 8,
-                f"exit {ran.code}, {ran.summary.get('outcome')}, {ran.seconds:.1f}s")
+        ran = rocmbuild(tmp, recipe, env_for(tmp), name="r1", timeout=120, on_start=send)
+        ended = time.monotonic()
+        after = ended - sent[0] if sent else float("nan")
+        return (bool(sent) and ran.code == 130 and ran.summary.get("outcome") == "interrupted" and after < 5,
+                f"exit {ran.code}, {ran.summary.get('outcome')}, ended {after:.1f}s after the signal "
+                f"(sent while reading: {bool(sent)})")
     return case
 
 
 def _budget_during_walk(tmp: Path) -> tuple[bool, str]:
     _slow_tree(tmp / "src")
-    ran = rocmbuild(tmp, write_recipe(tmp, "true"), env_for(tmp), "--budget", "3s", name="r1", timeout=60)
-    return (ran.summary.get("outcome") == "budget_exhausted" and ran.seconds < 8,
-            f"exit {ran.code}, {ran.summary.get('outcome')}, {ran.seconds:.1f}s")
+    ran = rocmbuild(tmp, write_recipe(tmp, "true"), env_for(tmp), "--budget", "3s", name="r1", timeout=120)
+    return (ran.summary.get("outcome") == "budget_exhausted" and ran.seconds < 20,
+            f"exit {ran.code}, {ran.summary.get('outcome')}, {ran.seconds:.1f}s with --budget 3s")
 
 
 def _sparse(tmp: Path) -> tuple[bool, str]:
@@ -427,9 +449,9 @@ def cases() -> list[Case]:
         ("uptodate: --force makes the build system rebuild and says so", _force),
         ("special: FIFO in a non-git tree", _special(_fifo)),
         ("special: character device (mknod c 1 5)", _special(_chardev)),
-        ("special: SIGTERM while fingerprinting a 16 GB tree", _signal_during_walk(signal.SIGTERM)),
-        ("special: SIGINT while fingerprinting a 16 GB tree", _signal_during_walk(signal.SIGINT)),
-        ("special: SIGHUP while fingerprinting a 16 GB tree", _signal_during_walk(signal.SIGHUP)),
-        ("special: --budget while fingerprinting a 16 GB tree", _budget_during_walk),
+        ("special: SIGTERM while fingerprinting a 32 GB tree", _signal_during_walk(signal.SIGTERM)),
+        ("special: SIGINT while fingerprinting a 32 GB tree", _signal_during_walk(signal.SIGINT)),
+        ("special: SIGHUP while fingerprinting a 32 GB tree", _signal_during_walk(signal.SIGHUP)),
+        ("special: --budget while fingerprinting a 32 GB tree", _budget_during_walk),
         ("special: 6 GB sparse file (bounded memory, fast rerun)", _sparse),
     ]
