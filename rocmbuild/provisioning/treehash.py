@@ -124,12 +124,11 @@ class StatCache:
         self.misses += 1
         return None
 
-    def save(self, seen: Mapping[str, tuple[os.stat_result, str]], started_ns: int) -> None:
+    def save(self, seen: Mapping[str, tuple[list[object], int]], started_ns: int) -> None:
         """Keep what this walk hashed, but not a file changed too close to the walk to trust its stat."""
         if self.path is None:
             return
-        fresh = {rel: [*self._key(st), digest] for rel, (st, digest) in seen.items()
-                 if st.st_mtime_ns < started_ns - RACY_NS}
+        fresh = {rel: entry for rel, (entry, mtime_ns) in seen.items() if mtime_ns < started_ns - RACY_NS}
         if fresh == self.entries:  # a rerun over an unchanged tree writes nothing
             return
         try:
@@ -204,7 +203,7 @@ def snapshot(root: Path, clean_paths: Iterable[str] = (), cache: StatCache | Non
     excluded = clean_matches(root, clean_paths)
     entries: dict[str, str] = {}
     special: list[str] = []
-    seen: dict[str, tuple[os.stat_result, str]] = {}
+    seen: dict[str, tuple[list[object], int]] = {}  # rel -> (cache entry, mtime_ns); not the stat result
     walked: dict[tuple[int, int], str] = {}  # real directory -> the rel path it was walked under
     count = 0
     try:
@@ -259,7 +258,7 @@ def snapshot(root: Path, clean_paths: Iterable[str] = (), cache: StatCache | Non
                         special.append(f"{rel} (not a regular file once opened)")
                         continue
                     digest, st = hashed
-                seen[rel] = (st, digest)
+                seen[rel] = ([*StatCache._key(st), digest], st.st_mtime_ns)
                 executable = "x" if st.st_mode & 0o111 else ""
                 entries[rel] = f"f{executable}:{digest}{linked}"
             else:
