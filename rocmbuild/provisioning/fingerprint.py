@@ -33,7 +33,7 @@ Stop = Callable[[], "str | None"]
 _RECORD_MAX_BYTES = 64 << 20  # a record bigger than this is not read (and so claims nothing)
 
 
-def _never() -> str | None:
+def never_stop() -> str | None:
     return None
 
 
@@ -81,7 +81,7 @@ def _ignored_variables(plan: BuildPlan) -> tuple[str, ...]:
     return (*plan.recipe.arch.variables, *plan.recipe.resources.job_variables, "MAX_JOBS")
 
 
-def compute(plan: BuildPlan, run: proc.Run = proc.capture, stop: Stop = _never) -> Fingerprint:
+def compute(plan: BuildPlan, run: proc.Run = proc.capture, stop: Stop = never_stop) -> Fingerprint:
     """The fingerprint of building ``plan`` in its tree as the tree is now (``treehash.Stopped`` on ``stop``)."""
     recipe_text = plan.recipe.path.read_bytes() if plan.recipe.path.is_file() else repr(plan.recipe).encode()
     env = plan.env
@@ -209,7 +209,8 @@ def _named_differences(record: dict[str, Any] | None, current: Fingerprint) -> t
     return tuple(differs)
 
 
-def check(plan: BuildPlan, run: proc.Run = proc.capture, stop: Stop = _never, verify_again: bool = True) -> UpToDate:
+def check(plan: BuildPlan, run: proc.Run = proc.capture, stop: Stop = never_stop,
+          verify_again: bool = True) -> UpToDate:
     """Same fingerprint as the tree's last success, its outputs as it left them, artifacts that still
     verify and the verify step passing again; anything short of all that builds."""
     current = compute(plan, run, stop)

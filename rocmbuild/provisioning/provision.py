@@ -35,7 +35,7 @@ def _say(streams: Streams, options: BuildOptions, text: str) -> None:
 
 
 def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams,
-               stop: fingerprint.Stop = fingerprint._never) -> fingerprint.UpToDate:
+               stop: fingerprint.Stop = fingerprint.never_stop) -> fingerprint.UpToDate:
     """``.ok`` = nothing to build: the tree's last success has this fingerprint and still verifies.
 
     Otherwise the stored fingerprint is dropped before the build starts: a build that then fails
@@ -70,7 +70,7 @@ def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams
 
 def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
                   streams: Streams, reason: str, before: fingerprint.Fingerprint | None = None,
-                  stop: fingerprint.Stop = fingerprint._never) -> tuple[Outcome, str]:
+                  stop: fingerprint.Stop = fingerprint.never_stop) -> tuple[Outcome, str]:
     """Store the fingerprint of the command's plan (not the remedied one: the next run of the same
     command must match) if the tree's inputs did not change during the build; then the wheels; an
     unverified wheel turns the outcome into `failed`."""
