@@ -36,7 +36,7 @@ class AttemptRequest:
     tree: Path | None = None  # keys the attempt's cgroup (default: cwd)
 
 
-def never_stop() -> bool:
+def _never() -> bool:
     return False
 
 
@@ -47,7 +47,7 @@ class AttemptHooks:
     watcher: Watcher
     display: Display | None = None
     stop_check: Callable[[], str | None] | None = None
-    interrupted: Callable[[], bool] = never_stop
+    interrupted: Callable[[], bool] = _never
     on_start: Callable[[], None] | None = None  # called once a step's process has started (the recorder's events)
 
 
