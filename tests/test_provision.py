@@ -1,4 +1,4 @@
-"""Fleet provisioning (issue 15): up_to_date re-runs, verified wheels, requires from a wheelhouse.
+"""Fleet provisioning: up_to_date re-runs, verified wheels, requires from a wheelhouse.
 
 The example is built for real with hipcc (its first attempt fails on purpose: missing -lhipvecmath),
 its wheel is made by a real `pip wheel` in a real venv, unpacked and verified, then installed with
@@ -103,6 +103,7 @@ def test_wheel_hint_names_the_missing_wheel_package() -> None:
 # --- item 1: up to date in seconds ------------------------------------------------
 
 @pytest.mark.hip
+@pytest.mark.timeout(360)  # four real builds, the --force one from a clean tree
 def test_second_run_is_up_to_date_and_arch_change_or_force_rebuilds(tmp_path: Path, source: Path) -> None:
     common = ["example", "--source", str(source)]
     code, err, first, _ = rocmbuild(tmp_path, *common, "--arch", "gfx90a", "--run-dir", str(tmp_path / "r1"))
@@ -148,7 +149,7 @@ def test_changed_source_or_missing_artifacts_rebuild(tmp_path: Path, source: Pat
         built.unlink()
     code, err, gone, _ = rocmbuild(tmp_path, *common, "--run-dir", str(tmp_path / "r3"))
     assert code == 0, err
-    assert gone["outcome"] == "succeeded" and gone["up_to_date"]["differs"] == ["artifacts"]
+    assert gone["outcome"] == "succeeded" and gone["up_to_date"]["differs"] == ["outputs"]
 
 
 # --- item 2: verified wheels for other nodes -------------------------------------
