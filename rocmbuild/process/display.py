@@ -16,7 +16,7 @@ Owns what the person watching sees during an attempt:
 * not on a terminal (CI logs, nohup): no live line; a plain progress line
   every ``plain_interval_s`` seconds (30 by default), written between lines
   of output; and the relayed output without ANSI sequences, each ``\r``
-  redraw collapsed to its final state (plainrelay.PlainRelay, issue 12).
+  redraw collapsed to its final state (plainrelay.PlainRelay).
 
 "verbose" and "normal" look the same here: the difference in verbosity is the
 app's (what rocmbuild itself prints); both relay everything.

@@ -9,13 +9,13 @@ Values of variables are only ever hashed: a fingerprint names which variable cha
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
 import shutil
 from collections.abc import Iterable, Mapping
 
-from rocmbuild.digest import sha256_hex
 from rocmbuild.process import command as proc
 
 # Names whose value differs between two runs of one build without changing what it produces:
@@ -57,7 +57,8 @@ def build_environment(env: Mapping[str, str], also_ignored: Iterable[str] = ()) 
 
 def value_hashes(env: Mapping[str, str], salt: str) -> dict[str, str]:
     """A salted short hash per variable: enough to name the one that changed, not to read a value. Pure."""
-    return {k: sha256_hex(f"{salt}\0{k}\0{v}")[:12] for k, v in sorted(env.items())}
+    return {k: hashlib.sha256(f"{salt}\0{k}\0{v}".encode("utf-8", "surrogateescape")).hexdigest()[:12]
+            for k, v in sorted(env.items())}
 
 
 def _first_version_line(output: str) -> str:

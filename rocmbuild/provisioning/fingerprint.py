@@ -14,6 +14,7 @@ touch it.  What is fingerprinted is documented in docs/fingerprint.md.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Callable, Mapping
@@ -22,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.digest import sha256_hex
 from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import command as proc
 from rocmbuild.provisioning import buildinputs, outputs, treehash
@@ -51,7 +51,7 @@ class Fingerprint:
     @property
     def digest(self) -> str:
         blob = json.dumps(dict(sorted(self.parts.items())), sort_keys=True).encode()
-        return sha256_hex(blob)
+        return hashlib.sha256(blob).hexdigest()
 
     def to_json(self) -> dict[str, Any]:
         return {"digest": self.digest, "parts": dict(self.parts)}
@@ -72,7 +72,7 @@ def env_differences(salt: str, stored: Mapping[str, str], current: Mapping[str, 
 
 
 def _sha(text: str | bytes) -> str:
-    return sha256_hex(text)[:16]
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()[:16]
 
 
 def _ignored_variables(plan: BuildPlan) -> tuple[str, ...]:
@@ -162,7 +162,7 @@ def save(source: Path, fingerprint: Fingerprint, recipe: str, built: outputs.Out
     the verify step needs again before an up_to_date claim."""
     path = store_path(source)
     path.parent.mkdir(parents=True, exist_ok=True)
-    salt = os.urandom(8).hex()  # not `secrets`: it imports OpenSSL (digest.py)
+    salt = os.urandom(8).hex()
     record = {"source": str(source.resolve()), "recipe": recipe, **fingerprint.to_json(),
               "outputs": built.to_json() if built is not None else None,
               "verify_env": dict(verify_env or {}), "env_salt": salt,

@@ -1,4 +1,4 @@
-"""Fleet provisioning around one recipe's build (issue 15).
+"""Fleet provisioning around one recipe's build.
 
 Owns: the `up_to_date` short cut before any attempt (fingerprint.py decides, this records), storing
 the fingerprint after a success, and `--wheel-dir`: running the recipe's wheel step into a staging
@@ -16,6 +16,8 @@ import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
+
+import filelock
 
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
@@ -216,8 +218,6 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
             if not ok:
                 return WheelResult(False, f"{wheel.name}: {detail}", log=str(log))
             published.append((wheel, _sha256(wheel)))
-        import filelock  # only a run that publishes wheels pays for its import (asyncio)
-
         with filelock.FileLock(str(target / ".manifest.lock")):
             manifest_path = target / MANIFEST
             try:

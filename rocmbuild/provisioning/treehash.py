@@ -14,17 +14,14 @@ from __future__ import annotations
 
 import errno
 import glob as globlib
+import hashlib
 import json
 import os
 import stat
-import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-from rocmbuild.digest import sha256_for, sha256_hex
 
 # VCS metadata, a directory or (a submodule's, a worktree's) file: never what a build compiles.
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr"})
@@ -56,7 +53,7 @@ class TreeSnapshot:
 
     @property
     def digest(self) -> str:
-        h = sha256_for(sum(len(rel) + 48 for rel in self.entries))()
+        h = hashlib.sha256()
         for rel in sorted(self.entries):
             h.update(rel.encode("utf-8", "surrogateescape") + b"\0" + self.entries[rel].encode() + b"\n")
         return h.hexdigest()[:16]
@@ -154,7 +151,7 @@ def hash_file(path: str, stop: Callable[[], str | None]) -> tuple[str, os.stat_r
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
-        data = _sha256(st.st_size)()
+        data = hashlib.sha256()
         layout: list[str] = []
         buf = bytearray(CHUNK)
         view = memoryview(buf)
@@ -173,16 +170,9 @@ def hash_file(path: str, stop: Callable[[], str | None]) -> tuple[str, os.stat_r
             reason = stop()
             if reason:
                 raise Stopped(reason)
-        return sha256_hex(f"{data.hexdigest()} holes:{','.join(layout)}")[:32], st
+        return hashlib.sha256(f"{data.hexdigest()} holes:{','.join(layout)}".encode()).hexdigest()[:32], st
     finally:
         os.close(fd)
-
-
-def _sha256(size: int) -> Callable[..., Any]:
-    """OpenSSL's SHA-256 (~7x faster per byte) once something loaded it, else only for a file big enough
-    to repay loading it (digest.py): a small tree stays on the builtin, a big one goes to OpenSSL."""
-    loaded = sys.modules.get("hashlib")
-    return loaded.sha256 if loaded is not None else sha256_for(size)
 
 
 def _next_data(fd: int, pos: int, size: int) -> int:
