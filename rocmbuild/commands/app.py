@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -41,6 +41,7 @@ from rocmbuild.diagnosis.nextstep import (
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.forceclean import force_clean
 from rocmbuild.loop.session import BuildSession
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.planning.plan import BuildPlan, render_plan
@@ -48,7 +49,7 @@ from rocmbuild.planning.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
 from rocmbuild.process.treelock import TreeLock
-from rocmbuild.provisioning import provision, requirements
+from rocmbuild.provisioning import provision, requirements, treehash
 from rocmbuild.records import detach
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.notify import notify_console, run_notify
@@ -387,9 +388,21 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: Outcome
-    if provision.up_to_date(base_plan, options, rec, streams):
-        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
-                       "artifacts still verify: nothing was run", options, streams)
+    stop = _fingerprint_stop(ctx)
+    try:
+        verdict = provision.up_to_date(base_plan, options, rec, streams, stop=stop)
+    except treehash.Stopped as exc:
+        return _finish(rec, Outcome.INTERRUPTED if exc.reason == "interrupted" else Outcome.BUDGET_EXHAUSTED,
+                       f"stopped ({exc.reason}) while fingerprinting the tree, before any attempt",
+                       options, streams)
+    if verdict.ok:
+        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint, its outputs "
+                       "are as it left them and they still verify: nothing was run", options, streams)
+    if options.force:  # the build system rebuilds too: its outputs and CMake caches go first
+        said = force_clean(base_plan, rec)
+        if options.verbosity != "quiet":
+            streams.err.write(f"rocmbuild: {said}\n")
+            streams.err.flush()
     if not options.skip_preflight and (stopped := run_preflight(plan, options, ctx, rec)) is not None:
         return _finish(rec, *stopped, options, streams)
     detach.passed()  # past its refusals: a --detach foreground waiting for this word may go
@@ -397,7 +410,8 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
-        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
+        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
+                                                  before=verdict.fingerprint, stop=stop)
     return _finish(rec, outcome, reason, options, streams)
 
 
@@ -415,6 +429,16 @@ def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
         _record_preflight_failure(rec, plan, failed)
         return Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
     return None
+
+
+def _fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
+    """What ends a fingerprint's walk early: a Ctrl-C/SIGTERM/SIGHUP, or the --budget spent."""
+    def stop() -> str | None:
+        if ctx.interrupted():
+            return "interrupted"
+        left = ctx.budget_left()
+        return "budget" if left is not None and left <= 0 else None
+    return stop
 
 
 def _start_record(rec: RunRecorder) -> None:
