@@ -369,11 +369,12 @@ def test_requires_from_credentials_never_reach_the_console(tmp_path: Path, bare_
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from rocmbuild.provisioning.requirements import shown
 
-    assert shown("https://bot:s3cret@pypi.example/simple") == "https://***@pypi.example/simple"
+    assert shown("https://bot:s3cret@pypi.example/simple") == "https://<redacted>@pypi.example/simple"
+    assert shown("https://pypi.example/simple?token=s3cret") == "https://pypi.example/simple?token=<redacted>"
     assert shown("/srv/wheelhouse") == "/srv/wheelhouse"
     monkeypatch.setenv("PIP_RETRIES", "0")  # nothing listens there: fail fast
     monkeypatch.setenv("PIP_TIMEOUT", "2")
     code, err, data, _ = rocmbuild(tmp_path, "plan", "vllm", "--arch", "gfx90a", "--source", str(tmp_path),
                                    "--requires-from", "http://bot:s3cret@127.0.0.1:9/simple", python_bin=bare_venv)
     assert code == 2 and "could not resolve torch" in err, err
-    assert "s3cret" not in err and "s3cret" not in json.dumps(data) and "***@127.0.0.1" in err
+    assert "s3cret" not in err and "s3cret" not in json.dumps(data) and "<redacted>@127.0.0.1" in err
