@@ -46,7 +46,7 @@ from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.records.report import render_summary
-from rocmbuild.records.runfacts import save_facts
+from rocmbuild.records.runfacts import FactsJob, start_facts
 from rocmbuild.services import Services, Streams
 from rocmbuild.toolchain.cache import CompilerCache
 from rocmbuild.toolchain.joblimit import limit_only_changes
@@ -293,15 +293,13 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
             rec.extra["requires_from"] = list(provided)
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        # What `report --diff` compares with the last good run, gathered before anything runs: the
-        # toolchain as the command's plan sees it, without rocmbuild's own launcher/cache variables (so
-        # the version probes are the fingerprint's, remembered, not asked again in another environment).
+        facts: list[FactsJob] = []  # started by _run_recorded; waited for before the final summary
         try:
-            _save_facts(rec, base_plan, ctx.services)
-            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan)
+            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
             outcome, code = _outcome_of(exc)
+            _wait_for_facts(facts, rec)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
             _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
@@ -334,16 +332,15 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
-def _save_facts(rec: RunRecorder, plan: BuildPlan, services: Services) -> None:
-    """facts.json; one that cannot be written is noted in the summary, as an unwritable event is."""
-    try:
-        save_facts(rec.run_dir, plan, services.run)
-    except OSError as exc:
-        rec.write_error = rec.write_error or f"facts.json: {exc.strerror or exc}"
+def _wait_for_facts(facts: Sequence[FactsJob], rec: RunRecorder) -> None:
+    """facts.json complete before the run's final summary; an unwritable one is noted, as events are."""
+    for job in facts:
+        if not job.wait():
+            rec.write_error = rec.write_error or f"facts.json: {job.error or 'probes did not finish'}"
 
 
 def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: RunRecorder,
-                  base_plan: BuildPlan | None = None) -> tuple[Outcome, int]:
+                  base_plan: BuildPlan | None = None, facts: list[FactsJob] | None = None) -> tuple[Outcome, int]:
     """One recipe inside its run dir: leftovers, up-to-date check, preflight, the ladder loop, provisioning.
 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
@@ -365,27 +362,34 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: Outcome
-    if provision.up_to_date(base_plan, options, rec, streams):
+    up_to_date = provision.up_to_date(base_plan, options, rec, streams)
+    # What `report --diff` compares with the last good run, gathered beside the run from here on (the
+    # fingerprint's version answers are remembered by now, so its probes do not run twice) and complete
+    # before the summary is final (_finish): the toolchain as the command's plan sees it, without
+    # rocmbuild's own launcher/cache variables.
+    facts = facts if facts is not None else []
+    facts.append(start_facts(rec.run_dir, base_plan, services.run))
+    if up_to_date:
         return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
-                       "artifacts still verify: nothing was run", options, streams)
+                       "artifacts still verify: nothing was run", options, streams, facts)
     if not options.skip_preflight:
         checks = _preflight(plan, options, services)
         rec.extra["preflight"] = checks_json(checks)
         for check in checks:
             rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
         if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
-            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams)
+            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams, facts)
         failed = [c for c in checks if c.status == "fail" and c.fatal]
         if failed:
             _record_preflight_failure(rec, plan, failed)
             outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
-            return _finish(rec, outcome, reason, options, streams)
+            return _finish(rec, outcome, reason, options, streams, facts)
     session = BuildSession(plan, ctx, rec)
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
         outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
-    return _finish(rec, outcome, reason, options, streams)
+    return _finish(rec, outcome, reason, options, streams, facts)
 
 
 def _start_record(rec: RunRecorder) -> None:
@@ -403,7 +407,8 @@ def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> N
 
 
 def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
-            streams: Streams) -> tuple[Outcome, int]:
+            streams: Streams, facts: Sequence[FactsJob] = ()) -> tuple[Outcome, int]:
+    _wait_for_facts(facts, rec)
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None
