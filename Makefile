@@ -4,7 +4,7 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 # Debian's HIP toolchain (HIP 5.2, clang 15) and the tools the tests use; clang-19 + lld-19
 # compile HIP for gfx942 (docs/rocm-facts.md, "gfx942 for real on Debian 12").
-APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-server ninja-build cmake git clang-19 lld-19 llvm-19 clang-tools-19
+APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-server ninja-build cmake git clang-19 lld-19 llvm-19 clang-tools-19 chromium
 # CMake's HIP language with clang-19 needs CMake >= 3.28 (Debian 12 has 3.25): PyPI's, into the venv.
 CMAKE_PIP := cmake>=3.28,<5
 export HIP_PLATFORM ?= amd

@@ -25,6 +25,7 @@ from rocmbuild.options import (
     DEFAULT_MAX_ATTEMPTS,
     BuildOptions,
     parse_duration,
+    parse_notify_timeout,
     parse_positive_int,
     parse_seconds,
 )
@@ -84,9 +85,10 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
                     help="after success, leave each recipe's verified wheel and a manifest in DIR"),
         _env_option("requires_from", "--requires-from", metavar="URL_OR_DIR",
                     help="install a recipe's requires (e.g. ROCm torch) from this wheel index or wheelhouse"),
-        _env_option("notify", "--notify", metavar="CMD",
+        _env_option("notify", "--notify", metavar="CMD|URLS",
                     help="shell command run once when the run ends; summary JSON on stdin, ROCMBUILD_OUTCOME, "
-                         "ROCMBUILD_EXIT_CODE, ROCMBUILD_RUN_DIR set"),
+                         "ROCMBUILD_EXIT_CODE, ROCMBUILD_RUN_DIR set; or notification URLs (apprise: slack://, "
+                         "msteams://, matrixs://, mailtos://, ntfys://, json://host/path), space separated"),
         _env_option("detach", "--detach", is_flag=True,
                     help="run in the background in its own session (console output into the run dir); "
                          "print run dir and PID, exit 0 at once"),
@@ -145,7 +147,7 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
         notify=(kw["notify"] or "").strip() or None,
         detach=kw["detach"],
         memory_reserve=_memory_reserve(kw["memory_reserve"]),
-        notify_timeout_s=parse_duration(os.environ["ROCMBUILD_NOTIFY_TIMEOUT"], "ROCMBUILD_NOTIFY_TIMEOUT")
+        notify_timeout_s=parse_notify_timeout(os.environ["ROCMBUILD_NOTIFY_TIMEOUT"])
         if os.environ.get("ROCMBUILD_NOTIFY_TIMEOUT") else 60.0,
     )
 
@@ -285,12 +287,19 @@ def recipes_cmd(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print summary.json")
 @click.option("--diff", "diff_with", is_flag=False, flag_value="", default=None, metavar="[OTHER]",
               help="what differs from the last successful run of the same recipe (or OTHER run dir)")
-def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
+@click.option("--html", "as_html", is_flag=True,
+              help="write one self-contained HTML page (default RUN_DIR/report.html; -o - for stdout)")
+@click.option("-o", "--output", default=None, metavar="FILE", help="where --html writes the page")
+def report(run_dir: str, as_json: bool, diff_with: str | None, as_html: bool, output: str | None) -> None:
     """Render a past run (RUN_DIR, or `latest`); --diff: against the last good run (after RUN_DIR)."""
     from rocmbuild.records.recorder import find_run_dir, load_run
     from rocmbuild.records.report import render_summary
 
     path = find_run_dir(run_dir)
+    if as_html:
+        from rocmbuild.records.htmlreport import report_html
+
+        _write_page(report_html(path), output, path / "report.html")
     summary, events = load_run(path)
     if diff_with is not None:
         from rocmbuild.records.rundiff import diff_runs, last_good_run, render_diff
@@ -310,6 +319,26 @@ def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
     raise SystemExit(0)
 
 
+def _write_page(text: str, output: str | None, default: Path) -> None:
+    """An HTML page to ``output`` (``-``: stdout), else to ``default``; says where, exit 0 (2 if unwritable)."""
+    if output == "-":
+        click.echo(text, nl=False)
+        raise SystemExit(0)
+    target = Path(output).expanduser() if output else default
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        from rocmbuild.records.recorder import write_private
+
+        tmp = target.with_name(f".{target.name}.tmp")
+        write_private(tmp, text)  # private like the records it is made of (chmod it to share it)
+        tmp.replace(target)
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}", why=exc.strerror or str(exc),
+                         todo="pass -o FILE somewhere writable, or -o - for stdout") from None
+    click.echo(f"file://{target.resolve()}")
+    raise SystemExit(0)
+
+
 @cli.command("inspect")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="one JSON object: every binary and its gfx targets")
@@ -324,7 +353,10 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool) -> None:
 @click.option("--recipe", default=None, metavar="R", help="only runs of this recipe")
 @click.option("--stats", is_flag=True, help="per signature: times seen, times cured and by which remedy")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per run (or per signature)")
-def history(recipe: str | None, stats: bool, as_json: bool) -> None:
+@click.option("--html", "as_html", is_flag=True,
+              help="write one self-contained HTML page (default: history.html in the state dir; -o - for stdout)")
+@click.option("-o", "--output", default=None, metavar="FILE", help="where --html writes the page")
+def history(recipe: str | None, stats: bool, as_json: bool, as_html: bool, output: str | None) -> None:
     """Past runs from the state dir (and --run-dir runs it indexed); --stats: which remedies cure what."""
     from rocmbuild.records.history import as_json as to_json
     from rocmbuild.records.history import (
@@ -340,6 +372,10 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
     summaries = [s for s in load_summaries(run_dirs(), skipped) if recipe is None or s.get("recipe") == recipe]
     for record in skipped:  # one line each, on stderr: --json's stdout stays one object a line
         click.echo(f"rocmbuild: skipped {record.path}: {record.why}", err=True)
+    if as_html:
+        from rocmbuild.records.htmlhistory import render_history
+
+        _write_page(render_history(summaries), output, paths.state_dir() / "history.html")
     if stats:
         values: list[Any] = signature_stats(summaries)
         text = render_stats(values)

@@ -30,6 +30,8 @@ NEEDS: dict[str, tuple[str, str]] = {
     "redis": ("redis-server", "apt-get install redis-server"),
     # gfx942 for real: clang-19 as the HIP compiler, CMake >= 3.28 from PyPI (`make toolchain`).
     "clang19": ("clang++-19", "apt-get install clang-19 lld-19, then `make toolchain`"),
+    # The HTML pages rendered as a person sees them (tests/browser.py).
+    "browser": ("chromium", "apt-get install chromium"),
 }
 
 _DESELECTED = pytest.StashKey[dict[str, int]]()

@@ -38,10 +38,12 @@ from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.display import Display
 from rocmbuild.process.memguard import attempt_guard, looks_killed, read_memory
 from rocmbuild.process.runner import AttemptOutcome
+from rocmbuild.process.sampler import ResourceSampler
 from rocmbuild.process.watcher import Progress, Watcher
 from rocmbuild.records import provenance
 from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
 from rocmbuild.records.recorder import RunRecorder
+from rocmbuild.records.samples import SampleLog
 from rocmbuild.services import pause
 from rocmbuild.toolchain.joblimit import AttemptSlots
 from rocmbuild.verification import archtruth
@@ -289,8 +291,11 @@ class BuildSession:
         watcher = Watcher(classifier)
         memory = attempt_guard(ctx.limits.memory_reserve, self.rec, number)
         slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes one (launcher.py)
+        # The guard and, around it, the samples the HTML report draws (records/samples.py).
+        sampler = ResourceSampler(SampleLog(self.rec.run_dir).add, number, watcher,
+                                  memory.guard if memory is not None else None)
         limits = runner.Limits(stall_timeout_s=ctx.limits.stall_timeout_s, deadline=ctx.deadline,
-                               monitor=memory.guard if memory is not None else None)
+                               monitor=sampler)
         stream = ctx.streams.err if ctx.console.json else sys.stdout
         checked_out = False
         with Display(stream, mode=ctx.console.verbosity, attempt=number,
