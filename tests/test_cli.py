@@ -156,8 +156,10 @@ def test_diagnose_json_matches_the_contract(isolated: dict[str, str]) -> None:
     assert proc.returncode == 0, proc.stderr
     for line, log in zip(proc.stdout.splitlines(), logs, strict=True):
         data = json.loads(line)
+        # The contract's keys, plus how sure the diagnosis is (an extension; nothing removed).
         assert set(data) == {"log", "category", "signature", "line", "text", "fields", "retryable", "remedies",
-                             "context"}
+                             "context", "confidence"}
+        assert data["confidence"] in ("high", "medium")  # a fallback shape is medium
         assert data["log"] == str(log) and data["category"] == "missing_library"
         meta = log.with_suffix(".meta.toml").read_text()
         assert f"line = {data['line']}\n" in meta

@@ -287,7 +287,8 @@ class BuildSession:
                  f"(MAX_JOBS={plan.jobs}, arch {';'.join(plan.archs)})")
         if ctx.cache is not None:
             ctx.cache.zero(plan.env)
-        classifier = Classifier(ctx.catalogue)
+        # A build that found its ROCm runs on a ROCm host: readings that hold only there need no proof in the log.
+        classifier = Classifier(ctx.catalogue, host="rocm" if plan.rocm is not None else "")
         watcher = Watcher(classifier)
         memory = attempt_guard(ctx.limits.memory_reserve, self.rec, number)
         slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes one (launcher.py)
