@@ -56,7 +56,7 @@ from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.records.report import render_summary
-from rocmbuild.records.runfacts import save_facts
+from rocmbuild.records.runfacts import FactsJob, start_facts
 from rocmbuild.services import Services, Streams
 from rocmbuild.toolchain.cache import CompilerCache
 from rocmbuild.toolchain.joblimit import limit_only_changes
@@ -313,15 +313,13 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
             rec.extra["requires_from"] = list(provided)
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        # What `report --diff` compares with the last good run, gathered before anything runs: the
-        # toolchain as the command's plan sees it, without rocmbuild's own launcher/cache variables (so
-        # the version probes are the fingerprint's, remembered, not asked again in another environment).
+        facts: list[FactsJob] = []  # started by _run_recorded; waited for before the final summary
         try:
-            _save_facts(rec, base_plan, ctx.services)
-            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan)
+            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
             outcome, code = _outcome_of(exc)
+            _wait_for_facts(facts, rec)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
             _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
@@ -354,16 +352,15 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
-def _save_facts(rec: RunRecorder, plan: BuildPlan, services: Services) -> None:
-    """facts.json; one that cannot be written is noted in the summary, as an unwritable event is."""
-    try:
-        save_facts(rec.run_dir, plan, services.run)
-    except OSError as exc:
-        rec.write_error = rec.write_error or f"facts.json: {exc.strerror or exc}"
+def _wait_for_facts(facts: Sequence[FactsJob], rec: RunRecorder) -> None:
+    """facts.json complete before the run's final summary; an unwritable one is noted, as events are."""
+    for job in facts:
+        if not job.wait():
+            rec.write_error = rec.write_error or f"facts.json: {job.error or 'probes did not finish'}"
 
 
 def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: RunRecorder,
-                  base_plan: BuildPlan | None = None) -> tuple[Outcome, int]:
+                  base_plan: BuildPlan | None = None, facts: list[FactsJob] | None = None) -> tuple[Outcome, int]:
     """One recipe inside its run dir: leftovers, up-to-date check, preflight, the ladder loop, provisioning.
 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
@@ -389,22 +386,28 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: Outcome
     stop = _fingerprint_stop(ctx)
+    facts = facts if facts is not None else []
     try:
         verdict = provision.up_to_date(base_plan, options, rec, streams, stop=stop)
     except treehash.Stopped as exc:
         return _finish(rec, Outcome.INTERRUPTED if exc.reason == "interrupted" else Outcome.BUDGET_EXHAUSTED,
                        f"stopped ({exc.reason}) while fingerprinting the tree, before any attempt",
-                       options, streams)
+                       options, streams, facts)
+    # What `report --diff` compares with the last good run, gathered beside the run from here on (the
+    # fingerprint's version answers are remembered by now, so its probes do not run twice) and complete
+    # before the summary is final (_finish): the toolchain as the command's plan sees it, without
+    # rocmbuild's own launcher/cache variables.
+    facts.append(start_facts(rec.run_dir, base_plan, ctx.services.run))
     if verdict.ok:
         return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint, its outputs "
-                       "are as it left them and they still verify: nothing was run", options, streams)
+                       "are as it left them and they still verify: nothing was run", options, streams, facts)
     if options.force:  # the build system rebuilds too: its outputs and CMake caches go first
         said = force_clean(base_plan, rec)
         if options.verbosity != "quiet":
             streams.err.write(f"rocmbuild: {said}\n")
             streams.err.flush()
     if not options.skip_preflight and (stopped := run_preflight(plan, options, ctx, rec)) is not None:
-        return _finish(rec, *stopped, options, streams)
+        return _finish(rec, *stopped, options, streams, facts)
     detach.passed()  # past its refusals: a --detach foreground waiting for this word may go
     session = BuildSession(plan, ctx, rec)
     outcome, _ = session.run()
@@ -412,7 +415,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     if outcome == Outcome.SUCCEEDED:
         outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
                                                   before=verdict.fingerprint, stop=stop)
-    return _finish(rec, outcome, reason, options, streams)
+    return _finish(rec, outcome, reason, options, streams, facts)
 
 
 def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
@@ -456,7 +459,8 @@ def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> N
 
 
 def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
-            streams: Streams) -> tuple[Outcome, int]:
+            streams: Streams, facts: Sequence[FactsJob] = ()) -> tuple[Outcome, int]:
+    _wait_for_facts(facts, rec)
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None
