@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -91,7 +92,7 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
                          "msteams://, matrixs://, mailtos://, ntfys://, json://host/path), space separated"),
         _env_option("detach", "--detach", is_flag=True,
                     help="run in the background in its own session (console output into the run dir); "
-                         "print run dir and PID, exit 0 at once"),
+                         "print run dir and PID once it passed its refusals (else its refusal and exit code)"),
         _env_option("memory_reserve", "--memory-reserve", metavar="SIZE",
                     help="keep SIZE of memory available: pause the newest compile jobs when below, resume when "
                          "back (default: min(4G, 10% of memory); off: no guard)"),
@@ -195,6 +196,18 @@ def cli() -> None:
 def build(recipes: tuple[str, ...], **kw: Any) -> None:
     """Build RECIPE(s) in order, diagnosing failures and retrying with remedies."""
     options = make_options(kw)
+    if os.environ.get("SLURM_JOB_ID") and not options.dry_run:  # in a batch job: its run, maybe to continue
+        from dataclasses import replace
+
+        from rocmbuild.commands.schedjob import job_run
+
+        found = job_run(os.environ, recipes, options.run_dir)
+        if found is not None and found.resume:  # a requeued job starting again: continue its run
+            from rocmbuild.commands.resuming import resume_run
+
+            raise SystemExit(resume_run(str(found.run_dir), dict(os.environ), _streams()))
+        if found is not None:
+            options = replace(options, run_dir=found.run_dir)
     if options.detach and not options.dry_run:
         options = _detach(recipes, options)
     from rocmbuild.commands.app import build as run_build
@@ -203,7 +216,9 @@ def build(recipes: tuple[str, ...], **kw: Any) -> None:
 
 
 def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
-    """--detach: check what is cheap to check here, fork; the parent prints and exits 0 (detach.py)."""
+    """--detach: check what is cheap to check here, fork; the parent waits until the background run has
+    passed its refusals (lock, run dir, preflight), prints where it runs and exits 0, or exits with the
+    run's own code and refusal (detach.py)."""
     from dataclasses import replace
 
     from rocmbuild.planning.planning import load_recipes
@@ -211,13 +226,31 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
 
     load_recipes(recipes)  # a bad recipe name is exit 2 here, not a line in a log nobody reads
     run_dir = detached_run_dir(recipes, options.run_dir)
-    pid = detach(run_dir)
-    if pid is not None:
-        click.echo(f"rocmbuild: running in the background, PID {pid}\n"
-                   f"  run dir: {run_dir}\n  console: {run_dir / CONSOLE_LOG}\n"
-                   f"  progress: rocmbuild report {run_dir}")
-        raise SystemExit(0)
-    return replace(options, run_dir=run_dir, detach=False)
+    started = detach(run_dir)
+    if started is None:
+        return replace(options, run_dir=run_dir, detach=False)
+    console = run_dir / CONSOLE_LOG
+    follow = f"rocmbuild report {shlex.quote(str(run_dir))}"
+    if started.exit_code is not None:  # it ended before it started building: refused, or nothing to do
+        error = started.error or {}
+        if options.json:
+            click.echo(json.dumps({"run_dir": str(run_dir), "pid": started.pid, "console": str(console),
+                                   "follow": follow, "exit_code": started.exit_code, **error}))
+        if error:
+            click.echo(RocmbuildError(str(error.get("error")), str(error.get("why") or ""),
+                                      str(error.get("todo") or "")).render(), err=True)
+        ended = ("finished: nothing to build (up to date)" if started.exit_code == 0
+                 else f"ended with exit {started.exit_code} before it started building")
+        click.echo(f"rocmbuild: the background run (PID {started.pid}) {ended}; console: {console}", err=True)
+        raise SystemExit(started.exit_code)
+    if options.json:
+        click.echo(json.dumps({"run_dir": str(run_dir), "pid": started.pid, "console": str(console),
+                               "follow": follow, "stop": f"kill -TERM {started.pid}",
+                               "resume": f"rocmbuild resume {shlex.quote(str(run_dir))}", "exit_code": None}))
+    else:
+        click.echo(f"rocmbuild: running in the background, PID {started.pid}\n"
+                   f"  run dir: {run_dir}\n  console: {console}\n  progress: {follow}")
+    raise SystemExit(0)
 
 
 @cli.command()
@@ -389,7 +422,10 @@ def history(recipe: str | None, stats: bool, as_json: bool, as_html: bool, outpu
 @cli.command()
 @click.argument("run_dir")
 def resume(run_dir: str) -> None:
-    """Continue an interrupted or killed run in RUN_DIR where it stopped (same run dir, remedies kept)."""
+    """Continue a run stopped by SIGINT/SIGTERM/SIGHUP or killed, in RUN_DIR, where it stopped.
+
+    Same run dir; the ladder's history, the remedies' environment, the build tree, the compiler cache
+    and what is left of --budget are kept; the attempt the interrupt cut short is not counted."""
     from rocmbuild.commands.resuming import resume_run
 
     raise SystemExit(resume_run(run_dir, dict(os.environ), _streams()))
@@ -441,6 +477,16 @@ def _crash_log(exc: BaseException) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every ending into its exit code."""
+    try:
+        _main(argv)
+    except SystemExit as exc:
+        # A --detach run ending before it passed its refusals: the foreground exits with this code.
+        if (detached := sys.modules.get("rocmbuild.records.detach")) is not None:
+            detached.ended(exc.code if isinstance(exc.code, int) else 1)
+        raise
+
+
+def _main(argv: list[str] | None) -> None:
     # SIGTERM or SIGHUP outside a build (planning, diagnose, doctor) ends like Ctrl-C: exit 130, no
     # traceback.  During a build the runner's InterruptFlag takes over all three signals.
     guard_console()  # a reader going away (| head, a closed terminal) never stops a build
@@ -452,6 +498,8 @@ def main(argv: list[str] | None = None) -> None:
     except RocmbuildError as exc:
         click.echo(redact_text(exc.render(), secret_values(os.environ)), err=True)
         _json_error(argv, exc.exit_code, exc.what, exc.why, exc.todo)
+        if (detached := sys.modules.get("rocmbuild.records.detach")) is not None:  # for the foreground
+            detached.refused(exc.what, exc.why, exc.todo)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("rocmbuild: interrupted", err=True)

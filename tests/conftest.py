@@ -24,6 +24,10 @@ pytest_plugins = ["pytester"]
 # hipcc picks the NVIDIA platform on a host that also has CUDA (nvcc is installed here).
 os.environ.setdefault("HIP_PLATFORM", "amd")
 
+# The scheduler tier (tests/slurm) needs a running Slurm cluster: `make test-slurm` starts one, sets
+# TEST_SLURM and runs it; `make test` leaves it out.
+collect_ignore = [] if os.environ.get("TEST_SLURM") else ["slurm"]
+
 # marker -> (program it needs, how to get it)
 NEEDS: dict[str, tuple[str, str]] = {
     "hip": ("hipcc", "apt-get install hipcc rocminfo libamdhip64-dev rocm-device-libs"),

@@ -45,13 +45,15 @@ def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
 
 
 def vllm_plan(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
-    """A vLLM plan on this host, where torch is not installed: printed, then refused like the run."""
+    """A vLLM plan on this host, where torch is not installed: refused like the run, in ONE JSON document
+    (json.load of the whole stdout) holding the plan and the refusal."""
     assert proc.returncode == 2, proc.stderr
-    lines = proc.stdout.splitlines()
-    error = json.loads(lines[-1])
+    plan: dict[str, object] = json.loads(proc.stdout)
+    error = plan["refusal"]
+    assert isinstance(error, dict) and plan["exit_code"] == 2
     assert error["exit_code"] == 2 and "requires 'torch'" in error["error"]
-    assert "`rocmbuild torch vllm --arch " in error["todo"]
-    plan: dict[str, object] = json.loads(lines[0])
+    assert "`rocmbuild torch vllm --arch " in error["todo"] and error["why"]
+    assert "requires 'torch'" in proc.stderr, "the refusal is also said to a person"
     return plan
 
 

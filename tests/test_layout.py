@@ -40,15 +40,22 @@ def module_name(path: Path, package: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """A module's syntax tree without its ``if TYPE_CHECKING:`` blocks (for the type checker only), parsed once."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            node.body = []
+    return tree
+
+
 def import_graph(package: Path) -> dict[str, set[str]]:
     """module -> the package's modules it imports anywhere in its body (TYPE_CHECKING blocks excluded)."""
     modules = {module_name(p, package): p for p in package.rglob("*.py")}
     graph: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        for node in ast.walk(tree):
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                node.body = []
+        tree = parsed(path)
         for node in ast.walk(tree):
             targets: list[str] = []
             if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -80,7 +87,7 @@ def layer_violations(graph: dict[str, set[str]], layers: tuple[tuple[str, ...], 
 
 def imports_in_functions(path: Path) -> list[str]:
     """rocmbuild's own imports inside a function body, as ``line: text``."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = parsed(path)
     found = []
     for function in ast.walk(tree):
         if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):

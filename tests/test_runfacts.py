@@ -1,4 +1,4 @@
-"""records/runfacts.py: facts.json gathered before the first attempt."""
+"""records/runfacts.py: facts.json gathered beside the first attempt, identical to asking in line."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import psutil
 
 from rocmbuild.process import command
-from rocmbuild.records.runfacts import FACTS_FILE, collect_facts, save_facts
+from rocmbuild.records.runfacts import FACTS_FILE, collect_facts, save_facts, start_facts
 from tests.test_overnight import _read, detached
 
 
@@ -54,7 +54,7 @@ def test_a_run_killed_mid_attempt_keeps_its_facts(tmp_path: Path) -> None:
     psutil.Process(pid).kill()  # SIGKILL mid-attempt: nothing at the end of the run is reached
     psutil.Process(pid).wait(timeout=10) if psutil.pid_exists(pid) else None
     assert json.loads((run_dir / "summary.json").read_text())["outcome"] == "running"  # killed before its end
-    facts = json.loads((run_dir / FACTS_FILE).read_text())  # written before the first attempt
+    facts = json.loads((run_dir / FACTS_FILE).read_text())  # written as soon as its probes answered
     assert set(facts) == {"rocm", "hip_compiler", "tools", "source"}
     assert {"cmake", "ninja", "setuptools", "pip", "torch"} <= set(facts["tools"])
 
@@ -68,3 +68,43 @@ def test_a_version_answer_after_a_traceback_records_the_version_line(tmp_path: P
     facts = collect_facts(plan)
     assert facts["hip_compiler"]["version"] == "HIP version: 5.2.21153-0"
     assert facts["tools"]["cmake"] == "cmake version 9.9"  # an answer without a traceback: its first line
+
+
+def test_probes_running_beside_a_step_are_not_the_steps() -> None:
+    """facts.json's probes run in a thread beside the first attempt: the step's process tree leaves
+    them and their children out while they run; the step's own children are in it."""
+    import subprocess
+    import threading
+
+    from rocmbuild.process import proctree
+
+    step = subprocess.Popen(["sh", "-c", "sleep 5 & wait"])
+    probe = threading.Thread(target=command.capture, args=(["sh", "-c", "sleep 3 & wait"],), kwargs={"timeout": 10})
+    try:
+        tree = proctree.Tree(step.pid)
+        probe.start()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not (command.pending_pids()
+                                                   and psutil.Process(next(iter(command.pending_pids()))).children()
+                                                   and psutil.Process(step.pid).children()):
+            time.sleep(0.01)
+        (probe_pid,) = command.pending_pids()
+        probe_pids = {probe_pid, *(c.pid for c in psutil.Process(probe_pid).children())}
+        step_children = {c.pid for c in psutil.Process(step.pid).children()}
+        seen = {p.pid for p in tree.leftovers()}
+        assert step_children <= seen and not probe_pids & seen
+    finally:
+        step.kill()
+        step.wait()
+        for child in psutil.Process().children(recursive=True):
+            if child.name() == "sleep":
+                child.kill()
+        probe.join(timeout=10)
+    assert command.pending_pids() == frozenset(), "collected: no longer ours to leave out"
+
+
+def test_start_facts_writes_the_file_beside_the_run(tmp_path: Path) -> None:
+    plan = _plan(tmp_path)
+    job = start_facts(tmp_path, plan)
+    assert job.wait() and job.error is None
+    assert json.loads((tmp_path / FACTS_FILE).read_text())["tools"]["ninja"] == "ninja version 9.9"

@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +26,7 @@ import filelock
 
 from rocmbuild import __version__, paths
 from rocmbuild.checks.checklist import find_hipcc, plan_checks, render_checks, toolchain_checks, wheel_step_check
+from rocmbuild.commands import schedjob
 from rocmbuild.commands.resumestate import save_resume_state
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
@@ -36,10 +37,12 @@ from rocmbuild.diagnosis.nextstep import (
     outcome_todo,
     preflight_todo,
     requires_todo,
+    resume_command,
 )
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.forceclean import force_clean
 from rocmbuild.loop.session import BuildSession
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.planning.plan import BuildPlan, render_plan
@@ -48,14 +51,15 @@ from rocmbuild.planning.torchadvice import torch_install
 from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
 from rocmbuild.process.treelock import TreeLock
-from rocmbuild.provisioning import provision, requirements
+from rocmbuild.provisioning import provision, requirements, treehash
 from rocmbuild.provisioning.torchpin import keep_torch
+from rocmbuild.records import detach
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.records.report import render_summary
-from rocmbuild.records.runfacts import save_facts
+from rocmbuild.records.runfacts import FactsJob, start_facts
 from rocmbuild.services import Services, Streams
 from rocmbuild.toolchain.cache import CompilerCache
 from rocmbuild.toolchain.joblimit import limit_only_changes
@@ -85,6 +89,19 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
             # What --requires-from would install is not there yet: its checks wait for the install.
             later = index > 0 or any(p.recipe == plan.recipe.name for p in provided)
             checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=later)
+    # The refusal the run would give, decided before anything is printed: with --json it is part of the
+    # refused recipe's one object (never a second document on stdout).
+    refusals: dict[int, RocmbuildError] = {}
+    if missing:
+        at = next((i for i, p in enumerate(plans) if p.recipe.name == missing[0].recipe), 0)
+        refusals[at] = _requires_error(missing, plans, names, services)
+    for index, plan in enumerate(plans):
+        failed = [c for c in checks.get(index, []) if c.failed and c.fatal]
+        if failed:
+            refusals[index] = PreflightRefusal(
+                f"preflight would stop '{plan.recipe.name}' before the first attempt: {_failed_names(failed)}",
+                why="; ".join(f"{c.name}: {c.detail}" for c in failed),
+                todo=preflight_todo(failed, _torch_command(plan)))
     for index, plan in enumerate(plans):
         if options.json:
             data = plan.to_json(ladders, limits, catalogue.generic_ladder())
@@ -92,6 +109,10 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
                                          for c, sigs in catalogue.signature_ladders().items()}
             data["preflight"] = checks_json(checks.get(index, []))
             data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
+            refusal = refusals.get(index)
+            data["exit_code"] = int(refusal.exit_code) if refusal is not None else int(ExitCode.SUCCEEDED)
+            data["refusal"] = ({"exit_code": int(refusal.exit_code), "error": refusal.what, "why": refusal.why,
+                                "todo": refusal.todo} if refusal is not None else None)
             streams.out.write(json.dumps(redact(data)) + "\n")
         else:
             text = render_plan(plan, ladders, limits, catalogue.generic_ladder(), catalogue.signature_ladders())
@@ -100,17 +121,10 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
                 text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
             streams.out.write(text + "\n\n")
     streams.out.flush()
-    if missing:
-        raise _requires_error(missing, plans, names, services)
-    for index, plan in enumerate(plans):
-        failed = [c for c in checks.get(index, []) if c.failed and c.fatal]
-        if failed:
-            error = PreflightRefusal(
-                f"preflight would stop '{plan.recipe.name}' before the first attempt: {_failed_names(failed)}",
-                why="; ".join(f"{c.name}: {c.detail}" for c in failed),
-                todo=preflight_todo(failed, _torch_command(plan)))
-            streams.err.write(error.render() + "\n")
-            return ExitCode.NOT_RETRYABLE
+    if refusals:  # the first (a missing `requires` before any preflight): on stderr, its exit code
+        first = next(iter(refusals.values()))
+        streams.err.write(first.render() + "\n")
+        return int(first.exit_code)
     return ExitCode.SUCCEEDED
 
 
@@ -324,19 +338,17 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         plan = keep_torch(plan, run_dir, ctx.services.run)  # pip in prepare/remedies cannot replace torch
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        # What `report --diff` compares with the last good run, gathered before anything runs: the
-        # toolchain as the command's plan sees it, without rocmbuild's own launcher/cache variables (so
-        # the version probes are the fingerprint's, remembered, not asked again in another environment).
+        facts: list[FactsJob] = []  # started by _run_recorded; waited for before the final summary
         try:
-            _save_facts(rec, base_plan, ctx.services)
-            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan)
+            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
             outcome, code = _outcome_of(exc)
+            _wait_for_facts(facts, rec)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
             _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
-                        else "rerun the same command" if outcome == Outcome.INTERRUPTED
+                        else resume_command(run_dir) if outcome == Outcome.INTERRUPTED
                         else "see the crash log named on the console and report it")
             rec.write_summary(outcome, code)
             raise
@@ -365,26 +377,28 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
-def _save_facts(rec: RunRecorder, plan: BuildPlan, services: Services) -> None:
-    """facts.json; one that cannot be written is noted in the summary, as an unwritable event is."""
-    try:
-        save_facts(rec.run_dir, plan, services.run)
-    except OSError as exc:
-        rec.write_error = rec.write_error or f"facts.json: {exc.strerror or exc}"
+def _wait_for_facts(facts: Sequence[FactsJob], rec: RunRecorder) -> None:
+    """facts.json complete before the run's final summary; an unwritable one is noted, as events are."""
+    for job in facts:
+        if not job.wait():
+            rec.write_error = rec.write_error or f"facts.json: {job.error or 'probes did not finish'}"
 
 
 def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: RunRecorder,
-                  base_plan: BuildPlan | None = None) -> tuple[Outcome, int]:
+                  base_plan: BuildPlan | None = None, facts: list[FactsJob] | None = None) -> tuple[Outcome, int]:
     """One recipe inside its run dir: leftovers, up-to-date check, preflight, the ladder loop, provisioning.
 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
     provision.py, the options recorded in ``run.started``); the loop gets ``ctx``.
     """
 
-    streams, services, cache = ctx.streams, ctx.services, ctx.cache
+    streams, cache = ctx.streams, ctx.cache
     base_plan = base_plan or plan
     rec.extra["rocm"] = {"root": plan.rocm_root, "version": plan.rocm_version}
-    rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
+    job = schedjob.job_identity(os.environ)  # a batch scheduler's job (Slurm): which one, which restart
+    if job:
+        rec.extra["job"] = job
+    rec.event("run.started", **job, recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None, pid=os.getpid())
@@ -396,27 +410,63 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: Outcome
-    if provision.up_to_date(base_plan, options, rec, streams):
-        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
-                       "artifacts still verify: nothing was run", options, streams)
-    if not options.skip_preflight:
-        checks = _preflight(plan, options, services)
-        rec.extra["preflight"] = checks_json(checks)
-        for check in checks:
-            rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
-        if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
-            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams)
-        failed = [c for c in checks if c.status == "fail" and c.fatal]
-        if failed:
-            _record_preflight_failure(rec, plan, failed)
-            outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
-            return _finish(rec, outcome, reason, options, streams)
+    stop = _fingerprint_stop(ctx)
+    facts = facts if facts is not None else []
+    try:
+        verdict = provision.up_to_date(base_plan, options, rec, streams, stop=stop)
+    except treehash.Stopped as exc:
+        return _finish(rec, Outcome.INTERRUPTED if exc.reason == "interrupted" else Outcome.BUDGET_EXHAUSTED,
+                       f"stopped ({exc.reason}) while fingerprinting the tree, before any attempt",
+                       options, streams, facts)
+    # What `report --diff` compares with the last good run, gathered beside the run from here on (the
+    # fingerprint's version answers are remembered by now, so its probes do not run twice) and complete
+    # before the summary is final (_finish): the toolchain as the command's plan sees it, without
+    # rocmbuild's own launcher/cache variables.
+    facts.append(start_facts(rec.run_dir, base_plan, ctx.services.run))
+    if verdict.ok:
+        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint, its outputs "
+                       "are as it left them and they still verify: nothing was run", options, streams, facts)
+    if options.force:  # the build system rebuilds too: its outputs and CMake caches go first
+        said = force_clean(base_plan, rec)
+        if options.verbosity != "quiet":
+            streams.err.write(f"rocmbuild: {said}\n")
+            streams.err.flush()
+    if not options.skip_preflight and (stopped := run_preflight(plan, options, ctx, rec)) is not None:
+        return _finish(rec, *stopped, options, streams, facts)
+    detach.passed()  # past its refusals: a --detach foreground waiting for this word may go
     session = BuildSession(plan, ctx, rec)
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
-        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
-    return _finish(rec, outcome, reason, options, streams)
+        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
+                                                  before=verdict.fingerprint, stop=stop)
+    return _finish(rec, outcome, reason, options, streams, facts)
+
+
+def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
+                  rec: RunRecorder) -> tuple[Outcome, str] | None:
+    """The checks before the first attempt, recorded; how the run stops when they stop it, else None."""
+    checks = _preflight(plan, options, ctx.services)
+    rec.extra["preflight"] = checks_json(checks)
+    for check in checks:
+        rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
+    if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
+        return Outcome.INTERRUPTED, "interrupted during preflight"
+    failed = [c for c in checks if c.status == "fail" and c.fatal]
+    if failed:
+        _record_preflight_failure(rec, plan, failed)
+        return Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
+    return None
+
+
+def _fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
+    """What ends a fingerprint's walk early: a Ctrl-C/SIGTERM/SIGHUP, or the --budget spent."""
+    def stop() -> str | None:
+        if ctx.interrupted():
+            return "interrupted"
+        left = ctx.budget_left()
+        return "budget" if left is not None and left <= 0 else None
+    return stop
 
 
 def _start_record(rec: RunRecorder) -> None:
@@ -434,7 +484,8 @@ def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> N
 
 
 def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
-            streams: Streams) -> tuple[Outcome, int]:
+            streams: Streams, facts: Sequence[FactsJob] = ()) -> tuple[Outcome, int]:
+    _wait_for_facts(facts, rec)
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None
@@ -446,7 +497,9 @@ def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptio
                                and e.get("attempt") == last.get("number")), None)
     wheels = rec.extra.get("wheels")
     known = wheels.get("todo") if isinstance(wheels, dict) and outcome != Outcome.SUCCEEDED else None
-    _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason, known))
+    # An interrupt is not a failure: what it leaves to do is the exact command that continues the run.
+    _end_record(rec, outcome, reason, resume_command(rec.run_dir) if outcome == Outcome.INTERRUPTED
+                else outcome_todo(outcome, diagnosis, diagnosed_todo, reason, known))
     summary = rec.write_summary(outcome, exit_code)
     _, events = load_run(rec.run_dir)
 

@@ -70,6 +70,8 @@ class AttemptResult:
     memory: Mapping[str, object] | None = None
     provenance: Mapping[str, object] | None = None
     jobs: Mapping[str, object] | None = None  # the global job limit and what its slots saw (joblimit.py)
+    # Cut short by SIGINT/SIGTERM/SIGHUP: not a failure, so no diagnosis and no rung of the ladder.
+    interrupted: bool = False
 
 
 def plan_after_attempt(plan: BuildPlan, outcome: AttemptOutcome, checked_out: bool) -> BuildPlan:
@@ -130,7 +132,7 @@ class BuildSession:
     """Runs one recipe's plan through the ladder loop, recording everything."""
 
     def __init__(self, plan: BuildPlan, ctx: RunContext, recorder: RunRecorder, *,
-                 history: tuple[FailedAttempt, ...] = (), number_offset: int = 0) -> None:
+                 history: tuple[FailedAttempt, ...] = (), number_offset: int = 0, uncounted: int = 0) -> None:
         self.ctx = ctx
         self.rec = recorder
         self.state = _LoopState(plan, list(history))
@@ -139,6 +141,8 @@ class BuildSession:
         self._artifact_warnings: list[str] = []  # the last verification's (a later one replaces them)
         # `rocmbuild resume` (commands/resumestate.py): attempts recorded but not in the ladder's history (a killed one)
         self.number_offset = number_offset
+        # ... of which this many were cut short by an interrupt: numbered, but not spent of --max-attempts
+        self.uncounted = uncounted
 
     # -- helpers
     def say(self, text: str) -> None:
@@ -166,7 +170,7 @@ class BuildSession:
     def run(self) -> tuple[Outcome, int]:
         # A resumed run has attempts behind it: --max-attempts counts them too.
         max_attempts = self.ctx.limits.max_attempts
-        allowed = max(1, max_attempts - len(self.state.history) - self.number_offset)
+        allowed = max(1, max_attempts - len(self.state.history) - (self.number_offset - self.uncounted))
         for number in range(1, allowed + 1):
             if not self.attempt() or number == allowed:
                 break
@@ -192,6 +196,8 @@ class BuildSession:
         result = self._run_attempt(number, state.plan)
         state.plan = plan_after_attempt(result.plan, result.outcome, result.checked_out)
         outcome, diagnosis = result.outcome, result.diagnosis
+        if result.interrupted:
+            return self._cut_short(result)
         if diagnosis is None:
             self.rec.event("attempt.finished", attempt=number, ended=outcome.ended, exit_code=outcome.exit_code,
                            duration_s=round(outcome.duration_s, 3), succeeded=True)
@@ -222,6 +228,21 @@ class BuildSession:
         # Written once the ladder has decided: the record holds the remedies applied after it.
         self.rec.add_attempt(self._attempt_record(result, remedies=state.history[-1].remedies))
         return retry
+
+    def _cut_short(self, result: AttemptResult) -> bool:
+        """An attempt stopped by an interrupt: recorded as ``interrupted``, never diagnosed, no remedy.
+
+        The plan it leaves (prepare done or not, the checkout done) is recorded as ``plan.changed``
+        with no remedy, so ``rocmbuild resume`` continues the same rung with the same environment.
+        """
+        state, outcome = self.state, result.outcome
+        self.rec.event("attempt.finished", attempt=result.number, ended="interrupted", exit_code=outcome.exit_code,
+                       duration_s=round(outcome.duration_s, 3), succeeded=False)
+        self.rec.event("plan.changed", env=state.plan.env_set, jobs=state.plan.jobs, prepare=state.plan.run_prepare,
+                       opt_level=state.plan.opt_level, arch=list(state.plan.archs), remedy=None)
+        self.rec.add_attempt(replace(self._attempt_record(result, remedies=()), ended="interrupted"))
+        state.outcome, state.reason = Outcome.INTERRUPTED, "interrupted"
+        return False
 
     def _next(self, diagnosis: Diagnosis) -> bool:
         state = self.state
@@ -355,6 +376,12 @@ class BuildSession:
         cache_stats = self._cache_stats(number, plan)
         jobs = slots.finish(time.time())  # the limit in force, the peak concurrency the slots saw
         self._write_repro(number, plan, outcome)
+        # The signal may reach the build's processes too (a scheduler signals the whole job): whatever the
+        # step did on its way down, an attempt that did not succeed while an interrupt is pending was cut.
+        if not outcome.succeeded and (outcome.ended == "interrupted" or ctx.interrupted()):
+            memory_figures = memory.finish(killed=False, compiles=slots.compiles) if memory is not None else None
+            return AttemptResult(number, plan, outcome, None, checked_out, cache_stats, memory_figures, None, jobs,
+                                 interrupted=True)
         diagnosis = self._verify_artifacts(plan, log) if outcome.succeeded else self._diagnose(outcome, classifier)
         memory_figures = None
         if memory is not None:  # the guard's figures, the peak per job, an OOM kill confirmed or not

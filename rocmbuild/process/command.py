@@ -108,6 +108,18 @@ def _remember(key: tuple[object, ...] | None, argv: Sequence[str], env: Mapping[
             versionstore.save(_STORE[0], digest, result.returncode, result.output)
 
 
+# Our own children whose exit status a helper command has yet to collect (facts.json's probes run beside
+# the first attempt): proctree leaves them out of a step's tree, and reap_orphans, which reaps the zombies
+# an attempt leaves re-parented to us, leaves them to their Popen (a reaped child reads as exit status 0,
+# and a failed probe would pass for an answer).
+_PENDING: set[int] = set()
+
+
+def pending_pids() -> frozenset[int]:
+    """PIDs of helper commands started here and not yet waited for (not the build's; never reap them)."""
+    return frozenset(_PENDING)
+
+
 def _run(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | None, timeout: float) -> CommandResult:
     try:
         process = subprocess.Popen(
@@ -118,6 +130,7 @@ def _run(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | None
         return CommandResult(None, f"{argv[0]}: not found", missing=True)
     except PermissionError as exc:
         return CommandResult(None, f"{argv[0]}: {exc.strerror}", missing=True)
+    _PENDING.add(process.pid)
     try:
         out, _ = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired as exc:
@@ -125,6 +138,8 @@ def _run(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | None
         process.communicate()
         partial = exc.output.decode("utf-8", "replace") if isinstance(exc.output, bytes) else ""
         return CommandResult(None, partial + f"\n{argv[0]}: timed out after {timeout:g}s")
+    finally:
+        _PENDING.discard(process.pid)
     return CommandResult(process.returncode, out.decode("utf-8", "replace"))
 
 

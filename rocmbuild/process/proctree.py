@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rocmbuild.process import containment
+from rocmbuild.process.command import pending_pids
 
 if TYPE_CHECKING:
     import psutil
@@ -70,10 +71,11 @@ def reap_orphans() -> None:
     """
     import psutil
 
+    ours = pending_pids()  # helper commands still being answered (facts.json's probes): their Popen reaps them
     with contextlib.suppress(psutil.Error):
         for child in psutil.Process().children():
             with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
-                if child.status() == psutil.STATUS_ZOMBIE:
+                if child.pid not in ours and child.status() == psutil.STATUS_ZOMBIE:
                     os.waitpid(child.pid, os.WNOHANG)
 
 
@@ -113,9 +115,11 @@ class Tree:
             found = self.me.children(recursive=True)
         except psutil.Error:
             return
-        # Ours, not the step's: our children from before it.
-        if self.ignore:
-            found = self._without_ignored(found, self.ignore)
+        # Ours, not the step's: our children from before it, and helper commands not collected yet
+        # (facts.json's probes, running beside the first attempt).
+        ignore = self.ignore | pending_pids()
+        if ignore:
+            found = self._without_ignored(found, ignore)
         for p in found:
             if p.pid == self.root:
                 continue

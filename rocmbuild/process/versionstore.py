@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import shutil
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -97,6 +98,6 @@ def save(store: Path, digest: str, returncode: int, output: str) -> None:
         return
     with contextlib.suppress(OSError):
         store.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = store / f".{digest}.{os.getpid()}.tmp"
+        tmp = store / f".{digest}.{os.getpid()}.{threading.get_ident()}.tmp"  # facts.json's thread saves too
         tmp.write_text(json.dumps({"returncode": returncode, "output": output}), encoding="utf-8")
         tmp.replace(store / f"{digest}.json")

@@ -21,6 +21,7 @@ from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.planning.recipe import find_recipe
 from rocmbuild.planning.torchadvice import torch_install
 from rocmbuild.process import command as proc
+from rocmbuild.records.redact import redact_text
 
 ROCM_TORCH_INDEX = "https://download.pytorch.org/whl/rocm6.4"
 _URL = re.compile(r"^(https?|file)://", re.IGNORECASE)
@@ -47,12 +48,12 @@ class Provided:
                 "installed": self.installed, "hip": self.hip}
 
 
-_CREDENTIALS = re.compile(r"(?<=://)[^/@\s]+@")
 
 
 def shown(source: str) -> str:
-    """The source as consoles and errors may show it: credentials in a URL (`user:token@`) hidden. Pure."""
-    return _CREDENTIALS.sub("***@", source)
+    """The source as consoles and errors may show it: credentials in a URL (`user:token@`, `?token=`) hidden,
+    the same way as in every record (records/redact.py). Pure."""
+    return redact_text(source)
 
 
 def pip_source_args(requires_from: str) -> list[str]:

@@ -13,7 +13,7 @@ EventName = Literal[
     # the run
     "run.started", "run.resumed", "run.finished", "leftovers.stopped", "plan.warning", "source.copied",
     # preflight and up-to-date
-    "preflight.checked", "fingerprint.compared", "fingerprint.saved",
+    "preflight.checked", "fingerprint.compared", "fingerprint.saved", "fingerprint.not_saved", "force.cleaned",
     # attempts
     "attempt.started", "attempt.finished", "failure.diagnosed", "artifacts.verified", "build.warning",
     "cache.warning",

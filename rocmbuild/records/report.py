@@ -75,6 +75,8 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
     code_objects = summary.get("code_objects")
     if isinstance(code_objects, dict) and code_objects.get("detail"):
         console.print(f"code objects: {code_objects['detail']}")
+    if outcome == "interrupted" and summary.get("todo"):  # the exact `rocmbuild resume` command
+        console.print(f"what to do: {summary.get('todo')}")
     reason = next((e.get("reason") for e in reversed(events) if e.get("event") == "run.finished"), None)
     if reason and outcome != "succeeded":
         console.print(f"why rocmbuild stopped: {reason}")

@@ -1,6 +1,6 @@
 """What a run was built with, beyond its environment: ``facts.json`` in the run dir.
 
-Owns collecting, once at the start of a run (before its first attempt: :func:`save_facts`),
+Owns collecting, once at the start of a run (beside its first attempt: :func:`start_facts`),
 the facts ``report --diff`` compares between a failing run and the last good one: ROCm root and
 version, the HIP compiler (path and its ``--version`` first line), tool versions (cmake, ninja,
 and setuptools, pip, torch in the build's interpreter), the source revision and submodule SHAs.
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -97,6 +98,38 @@ def _write(run_dir: Path, facts: Mapping[str, Any]) -> None:
 
 def save_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> None:
     _write(run_dir, collect_facts(plan, run))
+
+
+class FactsJob:
+    """facts.json gathered beside the run (:func:`start_facts`); :meth:`wait` before the final summary.
+
+    Nothing before the first attempt decides on these facts, and their probes take 0.2-0.5 s (hipcc is a
+    perl script that probes for GPUs, the build's Python imports importlib.metadata): a thread asks
+    them while the run goes on, so they neither hold the first attempt up nor spend its ``--budget``.
+    The file is written the moment the last answer is in, so a run killed after that still has it.
+    """
+
+    def __init__(self, run_dir: Path, plan: Any, run: proc.Run) -> None:
+        self.error: BaseException | None = None
+        self._thread = threading.Thread(target=self._gather, args=(run_dir, plan, run), name="rocmbuild-facts",
+                                        daemon=True)
+        self._thread.start()
+
+    def _gather(self, run_dir: Path, plan: Any, run: proc.Run) -> None:
+        try:
+            save_facts(run_dir, plan, run)
+        except BaseException as exc:  # kept for wait(): a thread's exception would be lost
+            self.error = exc
+
+    def wait(self, timeout: float | None = 90) -> bool:
+        """Until facts.json is written (the probes time out after 30 s at most); False when it could not be."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive() and self.error is None
+
+
+def start_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> FactsJob:
+    """Start gathering facts.json now, beside the run."""
+    return FactsJob(run_dir, plan, run)
 
 
 def load_facts(run_dir: Path) -> dict[str, Any]:
