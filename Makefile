@@ -40,8 +40,9 @@ toolchain: install
 	  echo "toolchain: gfx942 device libraries in $$(bash examples/device-libs.sh clang-19)"; \
 	fi
 
+# One worker per CPU (pytest-xdist): most of the suite waits on real processes and PTYs.
 test: install toolchain
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n auto
 
 # The in-process tier: pure policy, parsing, planning through make_plan, and the ladder through the
 # real BuildSession with a fake attempt runner (Services.attempt). Seconds, no toolchain needed.

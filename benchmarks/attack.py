@@ -1,4 +1,4 @@
-"""The attack table of issue 14, re-run: one line per case (held / GOT THROUGH), then held/tried.
+"""The attack table: one line per case (held / GOT THROUGH), then held/tried.
 
 usage: python benchmarks/attack.py [--only SUBSTRING] [--list]
 
@@ -9,9 +9,10 @@ benchmarks/attack.py``).  Every case cleans up its processes and mounts.
 
 Categories: stop (no survivor of any escape kind after any stop path, SIGKILL
 included), sigkill-records (records readable after SIGKILL), leftovers, clean
-(nothing outside the tree deleted), secrets, repro, lock, reader, fs, recipe,
-options (bad input exits 2), flood (memory flat), redos (a catastrophic user
-regex cannot hang the build: the classifier's bound, issue 11).
+(nothing outside the tree deleted), secrets, repro, lock, reader (a closed or
+damaged reader, damaged records), fs, recipe, options (bad input exits 2), flood
+(memory flat), redos (a catastrophic user regex is refused or cannot hang the
+build), trust (files another user can change), terminal (escapes from the build).
 """
 
 from __future__ import annotations
@@ -527,7 +528,7 @@ def clean_cli_bind_mount(tmp: Path) -> tuple[bool, str]:
         lost = before - {str(p) for p in outside.rglob("*")}
     events = (tmp / "run" / "events.jsonl").read_text() if (tmp / "run" / "events.jsonl").exists() else ""
     # The clean ran if it removed something or refused the mount (a clean that could remove nothing is not
-    # counted as an applied remedy since issue 12, so the refusal is the evidence).
+    # counted as an applied remedy, so the refusal is the evidence).
     removed = "remedy.applied" in events or "path.refused" in events
     return removed and not lost and "Traceback" not in proc.stderr, (
         f"clean ran: {removed}; {len(lost)} deleted outside; refusal recorded: {'path.refused' in events}")
@@ -572,6 +573,157 @@ def redos(tmp: Path) -> tuple[bool, str]:
             proc.kill()
             proc.wait()
     return True, f"ended after {time.monotonic() - t0:.1f}s"
+
+
+# -- round 3: records readers, patterns, secrets, trust, terminal escapes ---------------------------
+
+
+def _good_run(tmp: Path) -> Path:
+    r = recipe(tmp, "true")
+    proc = run(build_argv(tmp, r), env_for(tmp))
+    assert proc.returncode == 0, proc.stderr
+    return tmp / "run"
+
+
+def _readers_exit(tmp: Path, env: dict[str, str], run_dir: Path | str) -> tuple[bool, str]:
+    """report, report --json, report --diff, history, history --stats: no crash (70), no traceback."""
+    codes = []
+    for argv in (["report", str(run_dir)], ["report", str(run_dir), "--json"], ["report", str(run_dir), "--diff"],
+                 ["history"], ["history", "--stats"], ["resume", str(run_dir)]):
+        proc = run([ROCMBUILD, *argv], env, timeout=60)
+        if proc.returncode == 70 or "Traceback" in proc.stderr:
+            return False, f"{argv[0]} {' '.join(argv[2:])}: exit {proc.returncode} {proc.stderr[-200:]}"
+        codes.append(proc.returncode)
+    return True, f"exits {codes}"
+
+
+def corrupt_record(kind: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        run_dir = _good_run(tmp)
+        env = env_for(tmp)
+        summary_path = run_dir / "summary.json"
+        data = json.loads(summary_path.read_text())
+        if kind == "BOM":
+            summary_path.write_bytes(b"\xef\xbb\xbf" + summary_path.read_bytes())
+        elif kind == "invalid UTF-8":
+            summary_path.write_bytes(summary_path.read_bytes().replace(b'"atk"', b'"\xff\xfe"'))
+        elif kind == "nested 100,000 deep":
+            summary_path.write_bytes(b"[" * 100_000 + b"]" * 100_000)
+        elif kind == "wrong-typed fields":
+            data.update(arch=5, duration_s="x", attempts=[{"number": "1", "remedies": 7, "diagnosis": 3}])
+            summary_path.write_text(json.dumps(data))
+        elif kind == "non-UTF-8 line in runs.index":
+            with (tmp / "state" / "rocmbuild" / "runs.index").open("ab") as index:
+                index.write(b"/tmp/\xff\xfe\n")
+        elif kind == "run.started options of the wrong type":
+            events = run_dir / "events.jsonl"
+            events.write_text(events.read_text().replace('"options": {', '"options": [1], "x": {', 1))
+        elif kind == "binary facts.json":
+            (run_dir / "facts.json").write_bytes(b"\x00\xff\xfe binary")
+        elif kind == "resume.json wrong-typed":
+            data.update(outcome="running", exit_code=None)
+            summary_path.write_text(json.dumps(data))
+            (run_dir / "resume.json").write_text(json.dumps({"recipe": 5, "options": [], "cwd": 7}))
+        elif kind == "run dir name not UTF-8":
+            odd = Path(os.fsdecode(bytes(tmp) + b"/r\xffun"))
+            run_dir.rename(odd)
+            run_dir = odd
+        return _readers_exit(tmp, env, run_dir)
+    return case
+
+
+def refused_pattern(pattern: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        sigs = tmp / "config" / "rocmbuild" / "signatures"
+        sigs.mkdir(parents=True)
+        (sigs / "evil.toml").write_text(
+            '[[signature]]\nid = "evil"\ncategory = "network"\ndescription = "slow"\n'
+            f"patterns = ['{pattern}']\nkeywords = [\"aaaa\"]\n")
+        log = tmp / "x.log"
+        log.write_text("a" * 60 + "!\n")
+        proc = run([ROCMBUILD, "diagnose", str(log)], env_for(tmp), timeout=60)
+        return proc.returncode == 2 and "Traceback" not in proc.stderr, f"exit {proc.returncode}"
+    return case
+
+
+def secret_value_in_output(tmp: Path) -> tuple[bool, str]:
+    r = recipe(tmp, "echo token $MY_API_TOKEN; echo 'fatal error: x.h: No such file or directory'; exit 1")
+    proc = run(build_argv(tmp, r), env_for(tmp, MY_API_TOKEN="tok-5e2b7d"))
+    leaked = [p.name for p in (tmp / "run").iterdir()
+              if not p.name.startswith("attempt-") and "tok-5e2b7d" in p.read_text(errors="replace")]
+    return not leaked, f"exit {proc.returncode}, value in {leaked}"
+
+
+def token_on_console(tmp: Path) -> tuple[bool, str]:
+    proc = run([ROCMBUILD, "diagnose", "https://h/simple?token=abc123def", "--json"], env_for(tmp))
+    count = (proc.stdout + proc.stderr).count("abc123def")
+    return count == 0, f"printed {count} times"
+
+
+def crash_log_private(tmp: Path) -> tuple[bool, str]:
+    env = env_for(tmp, PYTHONPATH=str(ROOT))
+    code = ("import sys; from rocmbuild import cli; "
+            "sys.argv = ['rocmbuild', '--requires-from', 'https://u:pw-8821@h/s?token=t-8821']; "
+            "print(cli._crash_log(RuntimeError('boom')))")
+    path = Path(run([PY, "-c", code], env).stdout.strip())
+    text = path.read_text()
+    mode = path.stat().st_mode & 0o777
+    return "8821" not in text and mode == 0o600, f"mode {mode:o}, secret {'8821' in text}"
+
+
+def foreign_files(kind: str) -> Callable[[Path], tuple[bool, str]]:
+    def case(tmp: Path) -> tuple[bool, str]:
+        env = env_for(tmp)
+        config = tmp / "config" / "rocmbuild"
+        if kind == "resume a nobody-owned 0777 run dir":
+            run_dir = _good_run(tmp)
+            data = json.loads((run_dir / "summary.json").read_text())
+            data.update(outcome="running", exit_code=None)
+            (run_dir / "summary.json").write_text(json.dumps(data))
+            os.chown(run_dir, 65534, 65534)
+            run_dir.chmod(0o777)
+            proc = run([ROCMBUILD, "resume", str(run_dir)], env)
+            return proc.returncode == 2 and "refusing" in proc.stderr, f"exit {proc.returncode}"
+        directory = config / ("recipes" if kind == "recipes" else "signatures")
+        directory.mkdir(parents=True)
+        directory.chmod(0o777)
+        if kind == "recipes":
+            (directory / "torch.toml").write_text('name = "torch"\n[steps]\nbuild = ["true"]\n')
+            os.chown(directory / "torch.toml", 65534, 65534)
+            proc = run([ROCMBUILD, "plan", "torch", "--arch", "gfx90a", "--skip-preflight"], env)
+        else:
+            (directory / "off.toml").write_text('[[signature]]\nid = "ld-cannot-find-library"\nenabled = false\n')
+            log = tmp / "x.log"
+            log.write_text("/usr/bin/ld: cannot find -lhipblas\n")
+            proc = run([ROCMBUILD, "diagnose", str(log)], env)
+        return proc.returncode == 2 and "refusing" in proc.stderr, f"exit {proc.returncode}"
+    return case
+
+
+def osc_on_terminal(tmp: Path) -> tuple[bool, str]:
+    import pty
+    import select
+
+    script = tmp / "osc.py"
+    script.write_text("import sys\nsys.stdout.buffer.write(b'x\\x1b]52;c;ZWNobyBwd25lZA==\\x07"
+                      "\\x1b]0;title\\x1b\\\\y\\n')\n")
+    argv = build_argv(tmp, recipe(tmp, f"{PY} {script}"))
+    primary, secondary = pty.openpty()
+    proc = subprocess.Popen(argv, env=env_for(tmp), stdin=subprocess.DEVNULL, stdout=secondary, stderr=secondary)
+    os.close(secondary)
+    seen = b""
+    while select.select([primary], [], [], 30)[0]:
+        try:
+            chunk = os.read(primary, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=30)
+    os.close(primary)
+    leaked = b"\x1b]" in seen
+    return not leaked and b"xy" in seen, f"OSC on the terminal: {leaked}"
 
 
 # -- the table ----------------------------------------------------------------------------------------
@@ -639,7 +791,19 @@ def cases() -> list[Case]:
         ("clean: bind mount in a clean path, through the CLI", clean_cli_bind_mount),
     ]
     table += [(f"flood: {k}", flood_case(k)) for k in ("binary", "line", "lines")]
-    table.append(("redos: catastrophic user signature (issue 11)", redos))
+    table.append(("redos: catastrophic user signature", redos))
+    # round 3
+    table += [(f"reader: summary {k}", corrupt_record(k)) for k in
+              ("BOM", "invalid UTF-8", "nested 100,000 deep", "wrong-typed fields", "non-UTF-8 line in runs.index",
+               "run.started options of the wrong type", "binary facts.json", "resume.json wrong-typed",
+               "run dir name not UTF-8")]
+    table += [(f"redos: {p} refused", refused_pattern(p)) for p in ("((a+))+$", "(\\w+\\s?)+$", "(a|aa)+$")]
+    table += [("secret: a secret variable's value printed by the build", secret_value_in_output),
+              ("secret: ?token= on the console", token_on_console),
+              ("secret: crash log redacted and 0600", crash_log_private)]
+    table += [(f"trust: {k}", foreign_files(k)) for k in ("resume a nobody-owned 0777 run dir", "recipes",
+                                                          "signatures")]
+    table.append(("terminal: OSC 52 and OSC 0 from the build", osc_on_terminal))
     return table
 
 

@@ -1,4 +1,4 @@
-"""What the job-limit launcher costs each compile (issue 16): the same compiles, direct and through it.
+"""What the job-limit launcher costs each compile: the same compiles, direct and through it.
 
     python benchmarks/launcher_overhead.py [N]
 

@@ -13,8 +13,8 @@ same machine, interleaved where noise matters:
                         `rocmbuild diagnose` on a ~1 GB build log: MB/s (goal >= 100) and peak RSS (< 100 MB)
     diagnose_warnings   `grep -c -F` with the catalogue's keywords  vs  `rocmbuild diagnose` on a log where one
                         line in 50 is a `[-Wpass-failed=transform-warning]` warning (ratio of speeds; goal >= 0.5)
-    startup             `python -c pass`  vs  `rocmbuild build` of a one-step recipe, from spawn to the first
-                        attempt's process start (median of interleaved runs; goal < 0.15 s; startup.py has more rows)
+    interactive         `python -c pass`  vs  the slowest of `rocmbuild --help`, `diagnose` (small log), `history`
+                        and `report` (median of interleaved runs; goal < 0.3 s; interactive.py shows every row)
     diagnosis_quality   right / total on a directory of real pasted logs (../shared/reallogs when present,
                         or $ROCMBUILD_REALLOGS); goal >= 0.97 with <= 1 confidently wrong
 
@@ -44,8 +44,8 @@ sys.path.insert(0, str(HERE))
 import diagnose as diagnose_bench  # noqa: E402
 import diagnosis_quality  # noqa: E402
 import genproject  # noqa: E402
+import interactive as interactive_bench  # noqa: E402
 import relay as relay_bench  # noqa: E402
-import startup as startup_bench  # noqa: E402
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 
@@ -151,16 +151,16 @@ def relay_throughput(work: Path, size_mb: float, runs: int) -> list[Row]:
                 ">= 0.90", ratio >= 0.9, f"{mb:.0f} MB, {len(relay_bench.KEYWORDS)} keywords, median of {runs}")]
 
 
-def startup(work: Path, runs: int) -> list[Row]:
-    with startup_bench.bytecode(startup_bench.package_dir(), source_only=False):  # as installed: from .pyc
-        times = startup_bench.measure(work / "startup", runs)
+def interactive(work: Path, runs: int) -> list[Row]:
+    with interactive_bench.bytecode(interactive_bench.package_dir()):  # as installed: from .pyc
+        times = interactive_bench.measure(work / "interactive", runs)["this"]
     base = statistics.median(times["python -c pass"])
-    first = statistics.median(times[startup_bench.FIRST_ATTEMPT])
-    helps = statistics.median(times["rocmbuild --help"])
-    goal = startup_bench.GOAL_FIRST_ATTEMPT_S
-    return [Row("startup", f"{base * 1000:.0f} ms python -c pass", f"{first * 1000:.0f} ms to 1st attempt",
-                first / base, f"< {goal * 1000:.0f} ms", first < goal,
-                f"--help {helps * 1000:.0f} ms; median of {runs} interleaved runs")]
+    slowest = max((n for n in times if n.startswith("rocmbuild")), key=lambda n: statistics.median(times[n]))
+    worst = statistics.median(times[slowest])
+    goal = interactive_bench.GOAL_S
+    return [Row("interactive", f"{base * 1000:.0f} ms python -c pass", f"{worst * 1000:.0f} ms {slowest}",
+                worst / base, f"< {goal * 1000:.0f} ms", worst < goal,
+                f"slowest of --help, diagnose, history, report; median of {runs} interleaved runs")]
 
 
 def diagnose_throughput(work: Path, size_mb: int) -> list[Row]:
@@ -234,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
         # start-up (~0.6 s of imports, discovery, records) is measured in proportion.
         lambda w: wrapper_overhead(w, 4 if quick else args.tus, 1 if quick else 3),
         lambda w: relay_throughput(w, 10 if quick else 90, 1 if quick else 3),
-        lambda w: startup(w, 1 if quick else 5),
+        lambda w: interactive(w, 1 if quick else 5),
         lambda w: diagnose_throughput(w, 64 if quick else 1024),
         lambda w: diagnose_warnings(w, 30 if quick else 300),
         quality,

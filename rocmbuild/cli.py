@@ -8,12 +8,11 @@ a bug prints where its crash log is and exits 70.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO, cast
 
@@ -102,9 +101,25 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def _utf8_only(kw: dict[str, Any]) -> None:
+    """A path or URL that is not UTF-8 (the surrogates Python decodes such bytes to) cannot go into the
+    run's JSON records or events: refused here, not a crash when the first record is written."""
+    for name in ("source", "run_dir", "wheel_dir", "rocm_path", "hip_compiler", "requires_from", "cache_remote"):
+        value = kw.get(name)
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                option = "--" + name.replace("_", "-")
+                raise UsageError(f"{option} {os.fsencode(value).decode('utf-8', 'backslashreplace')} is not UTF-8",
+                                 why="rocmbuild writes paths into its run records, which are UTF-8 JSON",
+                                 todo="rename it, or pass a symlink with a UTF-8 name that points to it") from None
+
+
 def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
     if kw["quiet"] and kw["verbose"]:
         raise UsageError("--quiet and --verbose contradict each other", todo="pass one of them")
+    _utf8_only(kw)
     return BuildOptions(
         arch=kw["arch"].strip() or "auto",
         source=Path(kw["source"]) if kw["source"] else None,
@@ -180,10 +195,9 @@ def build(recipes: tuple[str, ...], **kw: Any) -> None:
     options = make_options(kw)
     if options.detach and not options.dry_run:
         options = _detach(recipes, options)
-    with _prefetched():
-        from rocmbuild.commands.app import build as run_build
+    from rocmbuild.commands.app import build as run_build
 
-        raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
+    raise SystemExit(run_build(recipes, options, dict(os.environ), _streams()))
 
 
 def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
@@ -210,23 +224,9 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
 def plan(recipes: tuple[str, ...], **kw: Any) -> None:
     """Print the plan (= build --dry-run): ROCm, arch, MAX_JOBS, env diff, steps, clean paths, ladder."""
     options = make_options(kw, dry_run=True)
-    with _prefetched():
-        from rocmbuild.commands.app import show_plans
+    from rocmbuild.commands.app import show_plans
 
-        raise SystemExit(show_plans(recipes, options, dict(os.environ), _streams()))
-
-
-@contextlib.contextmanager
-def _prefetched() -> Iterator[None]:
-    """What planning asks first (ldconfig), started while the rest of rocmbuild is imported (~50 ms);
-    an answer the command did not read is waited for when it ends."""
-    from rocmbuild.host.facts import drop_prefetched_loader_dirs, prefetch_loader_dirs
-
-    prefetch_loader_dirs()
-    try:
-        yield
-    finally:
-        drop_prefetched_loader_dirs()
+    raise SystemExit(show_plans(recipes, options, dict(os.environ), _streams()))
 
 
 @cli.command()
@@ -303,7 +303,7 @@ def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
         click.echo(json.dumps(summary))
     else:
         click.echo(render_summary(summary, events), nl=False)
-        if summary.get("outcome") == "running":  # a detached or killed run: where it is (issue 16)
+        if summary.get("outcome") == "running":  # a detached or killed run: where it is
             from rocmbuild.process.progress import live_state, render_live
 
             click.echo(render_live(path, live_state(path, summary, events)), nl=False)
@@ -445,7 +445,7 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _json_error(argv: list[str] | None, exit_code: int, what: str, why: str, todo: str) -> None:
-    """With --json (or ROCMBUILD_JSON), a refusal is also one JSON object on stdout (docs/design.md)."""
+    """With --json (or ROCMBUILD_JSON), a refusal is also one JSON object on stdout (docs/reference-cli.md)."""
     args = sys.argv[1:] if argv is None else argv
     wanted = "--json" in args or os.environ.get("ROCMBUILD_JSON", "").strip().lower() in ("1", "true", "yes", "on")
     if wanted:

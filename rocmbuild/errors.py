@@ -12,7 +12,7 @@ from enum import IntEnum, StrEnum
 
 
 class ExitCode(IntEnum):
-    """Exit codes of the command line contract (docs/design.md)."""
+    """Exit codes of the command line contract (docs/reference-cli.md)."""
 
     SUCCEEDED = 0
     FAILED = 1
@@ -33,11 +33,11 @@ class Outcome(StrEnum):
     NOT_RETRYABLE = "not_retryable"
     BUDGET_EXHAUSTED = "budget_exhausted"
     INTERRUPTED = "interrupted"
-    UP_TO_DATE = "up_to_date"  # the tree's last success has the same fingerprint (issue 15)
+    UP_TO_DATE = "up_to_date"  # the tree's last success has the same fingerprint
 
     @property
     def exit_code(self) -> int:
-        """The exit code of the contract (docs/design.md) for this outcome."""
+        """The exit code of the contract (docs/reference-cli.md) for this outcome."""
         return int(OUTCOME_EXIT_CODES[self])
 
     @classmethod

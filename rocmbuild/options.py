@@ -24,8 +24,8 @@ _UNIT_SECONDS = {"h": 3600.0, "m": 60.0, "s": 1.0, "ms": 0.001, None: 1.0}
 def parse_duration(text: str, option: str = "--budget") -> float:
     """Seconds from ``90s``, ``45m``, ``8h``, ``1h30m``, ``0.5s``.
 
-    A bare number is refused (docs/design.md): ``--budget 8`` meant 8 seconds to the parser and 8 hours
-    to the person who typed it (issue 12).
+    A bare number is refused (docs/reference-cli.md): ``--budget 8`` meant 8 seconds to the parser and 8 hours
+    to the person who typed it.
     """
     cleaned = text.strip().lower().replace(" ", "")
     total, pos = 0.0, 0
@@ -78,7 +78,7 @@ def parse_seconds(text: str, option: str) -> float:
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """Everything the user said about how to build (docs/design.md, build options)."""
+    """Everything the user said about how to build (docs/reference-cli.md)."""
 
     arch: str = "auto"
     source: Path | None = None
@@ -98,7 +98,7 @@ class BuildOptions:
     cache_remote: str | None = None
     hip_compiler: str | None = None    # --hip-compiler: the build's HIP compiler (sets HIPCXX)
     verbosity: str = "normal"  # "quiet" | "normal" | "verbose"
-    force: bool = False                # --force: build even when the fingerprint matches (issue 15)
+    force: bool = False                # --force: build even when the fingerprint matches
     wheel_dir: Path | None = None      # --wheel-dir: leave verified wheels + manifest there
     requires_from: str | None = None   # --requires-from: wheel index URL or wheelhouse dir for `requires`
     notify: str | None = None          # --notify: shell command run once when the run ends (notify.py)
@@ -118,7 +118,7 @@ def format_duration(seconds: float) -> str:
 
 
 def run_limits(options: BuildOptions) -> dict[str, str]:
-    """What bounds the run, as the plan shows it (issue 12)."""
+    """What bounds the run, as the plan shows it."""
     return {
         "budget": format_duration(options.budget_s) if options.budget_s else "none",
         "max_attempts": str(options.max_attempts),

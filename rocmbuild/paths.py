@@ -8,11 +8,10 @@ Each is read at call time, so an environment set by a test or a service applies.
 
 from __future__ import annotations
 
+from importlib import resources
 from pathlib import Path
 
 import platformdirs
-
-import rocmbuild
 
 APP = "rocmbuild"
 
@@ -33,16 +32,7 @@ def cache_dir(*parts: str) -> Path:
 
 
 def package_dir() -> Path:
-    """rocmbuild's own directory (signatures.toml, recipes/): ``importlib.resources.files("rocmbuild")``,
-    which for a package on disk is its ``__init__``'s directory; without importing importlib.resources
-    and its readers (~7 ms on the way to every build's first attempt).  Anything else (a zip) asks it."""
-
-    spec = rocmbuild.__spec__
-    origin = spec.origin if spec is not None else None
-    if origin and spec is not None and spec.has_location and Path(origin).is_file():
-        return Path(origin).parent
-    from importlib import resources
-
+    """rocmbuild's own directory (signatures.toml, recipes/), as ``importlib.resources`` finds it."""
     return Path(str(resources.files(APP)))
 
 

@@ -207,7 +207,7 @@ def link_then_crash() -> int:
 
 def import_missing() -> int:
     # Shape of vllm-project/vllm#2797 / pytorch/pytorch#103973: setup.py's `import torch` fails at load
-    # time, before anything compiled; the library is nowhere on this machine (issue 12, finding 3).
+    # time, before anything compiled; the library is nowhere on this machine.
     out("Traceback (most recent call last):",
         f'  File "{SRC}/setup.py", line 15, in <module>',
         "    import torch",
@@ -218,7 +218,7 @@ def import_missing() -> int:
 
 
 def network_down() -> int:
-    # The mirror stays unreachable: the network ladder's waits are all it deserves (issue 12, finding 2).
+    # The mirror stays unreachable: the network ladder's waits are all it deserves.
     STATE.write_text("0")
     return network()
 
@@ -234,7 +234,7 @@ def crash_always() -> int:
 
 def colours() -> int:
     # What a vLLM prepare step and a ninja build write to a terminal: colours, pip's redrawn
-    # progress bar, ninja's smart-terminal status (issue 12, finding 6).
+    # progress bar, ninja's smart-terminal status.
     for i in range(0, 101, 10):
         bar = "━" * (i // 5)
         sys.stdout.write(f"\r   \x1b[38;5;197m{bar:<20}\x1b[0m \x1b[32m{i}/100 MB\x1b[0m")
@@ -249,7 +249,7 @@ def colours() -> int:
 
 def broken_ssl() -> int:
     # pip in a mixed interpreter (LD_LIBRARY_PATH put another libpython first): ssl cannot load, every
-    # HTTPS fetch fails; shape of pyenv/pyenv#2760 and pypa/pip#5366 (issue 12, findings 1-2).
+    # HTTPS fetch fails; shape of pyenv/pyenv#2760 and pypa/pip#5366.
     out("Collecting setuptools-scm>=8",
         "WARNING: pip is configured with locations that require TLS/SSL, however the ssl module in Python is "
         "not available.",

@@ -1,4 +1,4 @@
-"""Arch truthfulness (issue 17, item 3): archs beyond the request, configure-time downgrades, `rocmbuild inspect`.
+"""Arch truthfulness: archs beyond the request, configure-time downgrades, `rocmbuild inspect`.
 
 The binaries are the example's real .so, built by hipcc for gfx90a+gfx908 (the session fixture).
 """

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.diagnosis.catalogue import CATEGORIES, REMEDY_NAMES, Catalogue, load_catalogue, user_signature_dir
+from rocmbuild.diagnosis.catalogue import CATEGORIES, REMEDY_NAMES, load_catalogue, user_signature_dir
 from rocmbuild.diagnosis.classifier import classify
 from rocmbuild.diagnosis.signature_check import ExampleCase, check_catalogue, check_file, example_cases
 from rocmbuild.errors import CatalogueError
@@ -200,41 +200,3 @@ def test_candidates_without_the_accelerator_are_the_same() -> None:
     for sig in fast.signatures:
         for text in (*sig.examples, *sig.near_misses):
             assert [s.id for s in slow.candidates(text)] == [s.id for s in fast.candidates(text)], text
-def test_parsed_files_are_remembered_by_their_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A file's parsed TOML is kept in the user cache dir under the SHA-256 of its bytes: the same
-    catalogue from the cache; an edited file (new bytes) parsed again; a corrupt entry is a miss."""
-    from rocmbuild.diagnosis import catalogue as module
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    mine = write(tmp_path / "mine.toml", GOOD)
-    first = load_catalogue([mine])
-    kept = sorted((tmp_path / "cache" / "rocmbuild" / "catalogue").glob("*.marshal"))
-    assert len(kept) == 2, "the bundled file and mine"
-    parses: list[str] = []
-    real_loads = __import__("tomllib").loads
-    monkeypatch.setattr("tomllib.loads", lambda text: parses.append(text) or real_loads(text))
-    again = load_catalogue([mine])
-    assert parses == [], "both files came from the cache"
-    def shape(c: Catalogue) -> list[tuple[object, ...]]:  # a user file's patterns are compiled per load
-        return [(s.id, s.category, s.description, s.keywords, s.priority, s.examples, s.source) for s in c.signatures]
-
-    assert shape(again) == shape(first) and again.categories == first.categories
-    assert again.get("my-lib-missing").source == str(mine)
-    write(mine, GOOD.replace("libfoo", "libbar"))  # same size, same second: only the bytes differ
-    edited = load_catalogue([mine])
-    assert len(parses) == 1 and edited.get("my-lib-missing").description == "our vendored libbar is missing"
-    assert classify(["fatal: cannot locate libbar-core"], catalogue=edited).signature == "my-lib-missing"
-    for entry in kept:
-        entry.write_bytes(b"\x00not marshal")
-    assert shape(load_catalogue([mine])) == shape(edited)
-    assert module._read(module.bundled_path()) == real_loads(module.bundled_path().read_text(encoding="utf-8"))
-
-
-def test_invalid_toml_is_never_remembered(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    path = write(tmp_path / "mine.toml", "[[signature]\n")
-    for _ in range(2):
-        with pytest.raises(CatalogueError, match="not valid TOML"):
-            load_catalogue([path], user=False, bundled=False)
-    assert not list((tmp_path / "cache").rglob("*.marshal"))

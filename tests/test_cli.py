@@ -1,4 +1,4 @@
-"""The command line: contract options, plan, recipes, diagnose, signatures, error handling (issues 2 and 4)."""
+"""The command line: contract options, plan, recipes, diagnose, signatures, error handling."""
 
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
 
 
 def vllm_plan(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
-    """A vLLM plan on this host, where torch is not installed: printed, then refused like the run (issue 12)."""
+    """A vLLM plan on this host, where torch is not installed: printed, then refused like the run."""
     assert proc.returncode == 2, proc.stderr
     lines = proc.stdout.splitlines()
     error = json.loads(lines[-1])

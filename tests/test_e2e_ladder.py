@@ -1,4 +1,4 @@
-"""End to end through the installed `rocmbuild` command, the real runner and scripted builds (issue 5).
+"""End to end through the installed `rocmbuild` command, the real runner and scripted builds.
 
 Each scenario's build (tests/fakebuild.py) fails the way a real ROCm build does
 until the environment is right; the test asserts exit code, attempts, remedies

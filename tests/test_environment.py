@@ -1,4 +1,4 @@
-"""Environment composition: pure, as data (issue 2, item 6)."""
+"""Environment composition: pure, as data."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bundled HIP example through `rocmbuild` itself, with the real hipcc (issue 6).
+"""The bundled HIP example through `rocmbuild` itself, with the real hipcc.
 
 Real link failure and recovery, artifact verification catching objects built
 for another arch (and the ladder's clean fixing it), and preflight stopping

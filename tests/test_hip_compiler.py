@@ -1,4 +1,4 @@
-"""The build's HIP compiler (issue 13): which one, and everything that follows it.
+"""The build's HIP compiler: which one, and everything that follows it.
 
 Unit tests use small real programs in tmp_path; the tests marked ``clang19`` build
 real gfx942 code objects with Debian's clang-19 and CMake >= 3.28 from PyPI, through

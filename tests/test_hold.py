@@ -1,4 +1,4 @@
-"""Holding under attack through the real command (issue 14): signals, readers, locks, filesystems, bad recipes."""
+"""Holding under attack through the real command: signals, readers, locks, filesystems, bad recipes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The global job limit (issue 16): real nested makes through the real launcher, real flock, real
+"""The global job limit: real nested makes through the real launcher, real flock, real
 SIGKILL; the records' arithmetic; and a real rocmbuild run whose nested build obeys --jobs.
 """
 

@@ -1,4 +1,4 @@
-"""Ladder policy, pure (issue 5, item 2)."""
+"""Ladder policy, pure."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ def test_repeated_rungs_then_stop_without_generic_fall_through() -> None:
     h[2] = failed(3, "out_of_memory", ladder=OOM, remedies=("reduce_jobs",))
     h.append(failed(4, "out_of_memory", ladder=OOM))
     d = decide(h, max_attempts=9)
-    assert d.outcome == "failed" and d.remedy is None      # issue 12: no clean_build / uninstall after the ladder
+    assert d.outcome == "failed" and d.remedy is None      # no clean_build / uninstall after the ladder
     assert "out_of_memory ladder is spent" in d.reason and "reduce_jobs" in d.reason
 
 

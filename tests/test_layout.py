@@ -9,6 +9,7 @@ own imports sit at the top of a module, except where the CLI dispatches a comman
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rocmbuild"
@@ -18,8 +19,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "rocmbuild"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("rocmbuild",),  # the package itself: its version
     ("errors", "paths"),  # the error family and exit codes; the XDG directories
-    ("digest", "options"),  # SHA-256 digests; the command's options as one value
-    ("tomlcache",),  # TOML parsed once per content
+    ("options",),  # the command's options as one value
     ("process",),  # helper commands, the PTY engine, containment, relay, display, line scanning
     ("host",),  # ROCm, GPUs, libraries, the HIP compiler
     ("services", "diagnosis"),  # the outside world as values; the catalogue, classifier and advice
@@ -188,3 +188,41 @@ def test_an_import_upwards_or_across_a_layer_is_found(tmp_path: Path) -> None:
         "rocmbuild.left.c -> rocmbuild.right.d", "rocmbuild.low.b -> rocmbuild.high.a"]
     assert imports_in_functions(package / "low" / "b.py") == ["2: from rocmbuild.high import a"]
     assert imports_in_functions(package / "high" / "a.py") == []
+
+
+def cited_documents(root: Path) -> dict[str, set[str]]:
+    """Each ``docs/*.md`` (or top-level ``*.md``) named in the code, recipes, Makefile and the documents
+    themselves (as a path or a relative Markdown link) -> the files that name it."""
+    cited: dict[str, set[str]] = {}
+    sources = [*root.glob("rocmbuild/**/*.py"), *root.glob("rocmbuild/*.toml"), *root.glob("recipes/*.toml"),
+               *root.glob("examples/*.sh"), *root.glob("benchmarks/*.py"), *root.glob("tests/*.py"),
+               root / "Makefile", *root.glob("*.md"), *root.glob("docs/*.md")]
+    for source in sources:
+        if source.resolve() == Path(__file__).resolve():  # this file names made-up documents on purpose
+            continue
+        text = source.read_text(encoding="utf-8")
+        for name in re.findall(r"\bdocs/[\w-]+\.md", text):
+            cited.setdefault(name, set()).add(str(source.relative_to(root)))
+        for link in re.findall(r"\]\(([\w./-]+\.md)", text):  # a Markdown link, relative to its file
+            target = (source.parent / link).resolve()
+            name = str(target.relative_to(root)) if target.is_relative_to(root) else str(target)
+            cited.setdefault(name, set()).add(str(source.relative_to(root)))
+    return cited
+
+
+def test_every_document_the_code_or_the_docs_cite_exists() -> None:
+    root = PACKAGE.parent
+    cited = cited_documents(root)
+    assert "docs/reference-records.md" in cited and "docs/rocm-facts.md" in cited  # the walk found citations
+    assert {name: sorted(by) for name, by in cited.items() if not (root / name).is_file()} == {}
+
+
+def test_a_missing_cited_document_is_found(tmp_path: Path) -> None:
+    (tmp_path / "rocmbuild").mkdir()
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "Makefile").write_text("")
+    (tmp_path / "rocmbuild" / "a.py").write_text('"""See docs/gone.md and docs/here.md."""\n')
+    (tmp_path / "docs" / "here.md").write_text("[up](../README.md), [next](next.md)\n")
+    cited = cited_documents(tmp_path)
+    assert set(cited) == {"docs/gone.md", "docs/here.md", "README.md", "docs/next.md"}
+    assert cited["docs/next.md"] == {"docs/here.md"}

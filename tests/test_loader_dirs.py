@@ -1,4 +1,4 @@
-"""The loader's default dirs never reach LD_LIBRARY_PATH/LIBRARY_PATH; hipcc's own LLVM on PATH (issue 12, item 1)."""
+"""The loader's default dirs never reach LD_LIBRARY_PATH/LIBRARY_PATH; hipcc's own LLVM on PATH."""
 
 from __future__ import annotations
 

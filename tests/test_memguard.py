@@ -1,4 +1,4 @@
-"""The memory guard (issue 16): size parsing, cgroup reading, the pause/resume policy, and real jobs
+"""The memory guard: size parsing, cgroup reading, the pause/resume policy, and real jobs
 that allocate for real under a real rocmbuild (SIGSTOP/SIGCONT, events).  Allocations stay at a few
 hundred MB and the reserve is set relative to what is available now, so nothing nears the real OOM killer.
 """

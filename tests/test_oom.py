@@ -1,4 +1,4 @@
-"""OOM confirmation and MAX_JOBS from the peak per job (issue 16).
+"""OOM confirmation and MAX_JOBS from the peak per job.
 
 The kernel-log lines below are written in the shape of real reports: mlpack/mlpack#2213 (``Out of
 memory: Killed process 26958 (cc1plus) total-vm:3970108kB, anon-rss:3090636kB, file-rss:0kB,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from rocmbuild.errors import UsageError
@@ -33,3 +36,24 @@ def test_a_bare_number_is_refused_with_units_suggested(text: str, suggestion: st
     with pytest.raises(UsageError, match="has no unit") as caught:
         parse_duration(text)
     assert suggestion in caught.value.todo and "m for minutes" in caught.value.todo
+
+
+@pytest.mark.parametrize("option", ["--source", "--run-dir", "--wheel-dir", "--rocm-path", "--requires-from"])
+def test_a_path_that_is_not_utf8_is_a_usage_error_not_a_crash(option: str, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from rocmbuild import cli
+
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    odd = os.fsdecode(os.fsencode(str(tmp_path)) + b"/d\xffir")
+    Path(odd).mkdir()
+    (tmp_path / "src").mkdir()
+    recipe = tmp_path / "r.toml"
+    recipe.write_text('name = "r"\n[steps]\nbuild = ["true"]\n')
+    argv = [str(recipe), "--source", str(tmp_path / "src"), "--arch", "gfx90a", "--skip-preflight", "--no-cache",
+            "--run-dir", str(tmp_path / "run"), option, odd]
+    with pytest.raises(SystemExit) as ended:
+        cli.main(argv)
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert f"{option} " in err and "d\\xffir is not UTF-8" in err and "symlink" in err

@@ -1,4 +1,4 @@
-"""Overnight features (issue 16) end to end through the installed command: notify, detach, history, resume.
+"""Overnight features end to end through the installed command: notify, detach, history, resume.
 
 Real processes, PTY, files and signals; the build is a fakebuild scenario.
 """

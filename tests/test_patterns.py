@@ -1,6 +1,6 @@
 """No pattern can hang rocmbuild: user patterns are refused when catastrophic, and bounded in time.
 
-The attack (issue 11 and 14): a user signature ``patterns = ['^(a+)+$']`` with
+The attack: a user signature ``patterns = ['^(a+)+$']`` with
 ``keywords = ["aaaa"]`` and a 41-character line of ``a`` followed by ``b`` hung both
 a build (past --budget, --stall-timeout and SIGTERM) and ``rocmbuild diagnose``.
 """

@@ -1,4 +1,4 @@
-"""Plan tells the truth, durations need a unit, JSON for scripts (issue 12, items 4, 6, 7).
+"""Plan tells the truth, durations need a unit, JSON for scripts.
 
 Through the installed command with the real hipcc (HIP 5.2: accepts gfx90a, rejects gfx942), real
 pip and scripted builds (tests/fakebuild.py).

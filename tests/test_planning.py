@@ -53,7 +53,7 @@ def test_jobs_option_and_the_callers_variable_win(tmp_path: Path) -> None:
 
 
 def test_a_later_recipe_is_sized_from_memory_measured_at_its_turn(tmp_path: Path) -> None:
-    """`rocmbuild torch vllm`: vllm's MAX_JOBS follows what torch's build left free (issue 10, item 7)."""
+    """`rocmbuild torch vllm`: vllm's MAX_JOBS follows what torch's build left free."""
     planned = plan_for(tmp_path, host=facts(cpus=32, mem_gib=64))
     assert planned.jobs > 4
     later = resized_jobs(planned, cpus=32, mem_available=9 * GIB)

@@ -1,4 +1,4 @@
-"""Provenance (issue 17, item 5): tool versions, submodule SHAs and downloaded URLs per attempt, redacted."""
+"""Provenance: tool versions, submodule SHAs and downloaded URLs per attempt, redacted."""
 
 from __future__ import annotations
 

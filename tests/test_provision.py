@@ -1,4 +1,4 @@
-"""Fleet provisioning (issue 15): up_to_date re-runs, verified wheels, requires from a wheelhouse.
+"""Fleet provisioning: up_to_date re-runs, verified wheels, requires from a wheelhouse.
 
 The example is built for real with hipcc (its first attempt fails on purpose: missing -lhipvecmath),
 its wheel is made by a real `pip wheel` in a real venv, unpacked and verified, then installed with

@@ -88,31 +88,3 @@ def test_user_recipes_add_and_override(tmp_path: Path, monkeypatch: pytest.Monke
     assert found["vllm"] == user / "vllm.toml"
     assert find_recipe("vllm").steps.build == ("make",)
     assert not find_recipe("vllm").bundled
-
-
-def test_a_recipes_toml_is_parsed_once_per_content(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Kept in the user cache dir under the SHA-256 of its bytes (tomlcache.py): the same recipe from
-    the cache without tomllib; an edit parsed again; invalid TOML and a date (no marshal) never kept."""
-    import tomllib
-
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
-    parses: list[str] = []
-    real_loads = tomllib.loads
-    monkeypatch.setattr("tomllib.loads", lambda text: parses.append(text) or real_loads(text))
-    path = tmp_path / "x.toml"
-    path.write_text(MINIMAL)
-    first = load_recipe(path)
-    assert load_recipe(path) == first and len(parses) == 1, "the second from the cache"
-    assert len(list((tmp_path / "cache" / "rocmbuild" / "recipes").glob("*.marshal"))) == 1
-    path.write_text(MINIMAL.replace("make", "ninja"))
-    assert load_recipe(path).steps.build == ("ninja",) and len(parses) == 2
-    path.write_text('name = "x\n')
-    for expected in (3, 4):
-        with pytest.raises(RecipeError, match="not valid TOML"):
-            load_recipe(path)
-        assert len(parses) == expected, "invalid TOML is parsed (and refused) each time"
-    path.write_text(MINIMAL + "[env]\nWHEN = 2026-12-01\n")
-    for expected in (5, 6):
-        with pytest.raises(RecipeError, match=r"'env\.WHEN'"):  # refused after parsing, as a number would be
-            load_recipe(path)
-        assert len(parses) == expected, "a date cannot be marshalled: parsed each time"

@@ -1,4 +1,4 @@
-"""Remedies as plan -> plan functions, and the safety of deletion (issue 5, items 1 and 9)."""
+"""Remedies as plan -> plan functions, and the safety of deletion."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Clean never leaves the tree: bind mounts, a concurrent dir<->symlink swapper, errors (issue 14)."""
+"""Clean never leaves the tree: bind mounts, a concurrent dir<->symlink swapper, errors."""
 
 from __future__ import annotations
 

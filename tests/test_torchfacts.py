@@ -1,4 +1,4 @@
-"""Torch integrity preflight (issue 17, item 1): a fresh venv as the build interpreter, stand-in torch wheels."""
+"""Torch integrity preflight: a fresh venv as the build interpreter, stand-in torch wheels."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""sync_submodules and narrow_archs (issue 17, item 2): a real git superproject with file:// remotes."""
+"""sync_submodules and narrow_archs: a real git superproject with file:// remotes."""
 
 from __future__ import annotations
 

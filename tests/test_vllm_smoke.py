@@ -1,4 +1,4 @@
-"""The vllm recipe's smoke after build (issue 17, item 4): amdsmi and vLLM's ROCm platform, diagnosed like any step.
+"""The vllm recipe's smoke after build: amdsmi and vLLM's ROCm platform, diagnosed like any step.
 
 vLLM itself cannot be built here (no ROCm torch), so stand-in `vllm` and `amdsmi` packages are written in the
 test; the verify command is the recipe's own, run by bash with a real interpreter, and its output goes through

@@ -67,8 +67,8 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: proc.Run = proc.captur
     if plan.recipe.preflight.python_modules:
         check = preflight.check_python_modules(plan.python, plan.recipe.preflight.python_modules, env, run)
         if check.failed and check.category == "missing_python_dependency" and prepare_installs(plan.recipe):
-            # vLLM's prepare step pip-installs its build requirements: a fresh venv lacks them until then
-            # (issue 12).  Checked again right after prepare (after_prepare_command), not refused here.
+            # vLLM's prepare step pip-installs its build requirements: a fresh venv lacks them until then.
+            # Checked again right after prepare (after_prepare_command), not refused here.
             check = replace(check, status=preflight.WARN, fatal=False,
                             detail=f"{check.detail} (the prepare step installs packages: checked again after it)")
         checks.append(check)
@@ -76,7 +76,7 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: proc.Run = proc.captur
 
 
 def _torch_integrity(plan: BuildPlan, run: proc.Run) -> list[preflight.Check]:
-    """torchfacts' checks (issue 17): HIP version, arch list, companions, setuptools, build isolation."""
+    """torchfacts' checks: HIP version, arch list, companions, setuptools, build isolation."""
 
     steps = plan.recipe.steps
     return torchfacts.integrity_checks(plan.python or "python3", plan.env, rocm_version=plan.rocm_version,

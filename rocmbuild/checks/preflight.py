@@ -45,7 +45,7 @@ class Check:
     status: str            # "ok" | "warn" | "fail"
     detail: str            # what was found, one line
     todo: str = ""         # what to do about it (fail/warn)
-    category: str | None = None   # failure category when status == "fail" (docs/design.md's closed set)
+    category: str | None = None   # when status == "fail": one of docs/reference-categories.md's closed set
     fatal: bool = True     # a fatal failure stops the run before the first attempt
 
     @property

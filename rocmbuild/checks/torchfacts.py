@@ -2,7 +2,7 @@
 
 Owns the facts about the build interpreter's torch (HIP version, arch list,
 torchvision/torchaudio versions, setuptools version), read in one subprocess,
-and the pure checks on them (issue 17, the largest class of 2024-26 build
+and the pure checks on them (the largest class of 2024-26 build
 failures: the wrong or a mismatched torch in the build environment).  Each
 failed check names exactly what to install.  ``preflight.check_torch_rocm``
 still decides whether torch is a ROCm build at all; these run after it.

@@ -13,13 +13,16 @@ and become exit codes in the CLI.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
+
+import filelock
 
 from rocmbuild import __version__, paths
 from rocmbuild.checks.checklist import plan_checks, render_checks
@@ -27,7 +30,6 @@ from rocmbuild.commands.resumestate import save_resume_state
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
-from rocmbuild.digest import sha256_hex
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.loop.context import RunContext
@@ -37,8 +39,11 @@ from rocmbuild.planning.plan import BuildPlan, render_plan
 from rocmbuild.planning.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
+<<<<<<< HEAD
 from rocmbuild.process.contained import Bounds, bounded_run
 from rocmbuild.process.statelock import Held, StateLock
+=======
+>>>>>>> main
 from rocmbuild.process.treelock import TreeLock
 from rocmbuild.provisioning import provision, requirements
 from rocmbuild.provisioning.wheels import check_wheel_dir
@@ -47,14 +52,11 @@ from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.records.report import render_summary
-from rocmbuild.records.runfacts import DeferredFacts
+from rocmbuild.records.runfacts import save_facts
 from rocmbuild.services import Services, Streams
 from rocmbuild.toolchain.cache import CompilerCache
 from rocmbuild.toolchain.joblimit import limit_only_changes
 from rocmbuild.toolchain.launchshim import launcher_unavailable
-
-if TYPE_CHECKING:
-    from rocmbuild.records.runfacts import DeferredFacts
 
 DEFAULT_SERVICES = Services()
 
@@ -63,7 +65,7 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
                services: Services = DEFAULT_SERVICES) -> int:
     """``plan`` / ``--dry-run``: print each plan, run the checks that need no build, exit as the run would.
 
-    Exit 2 for a missing ``requires``, 4 for a fatal preflight failure, else 0 (issue 12); the plan
+    Exit 2 for a missing ``requires``, 4 for a fatal preflight failure, else 0; the plan
     is printed either way.  Nothing is built or deleted.
     """
     plans = plan_all(names, options, environ, services)
@@ -162,14 +164,14 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
 
 # --- building ---------------------------------------------------------------
 
-def _lock_for(source: Path) -> tuple[StateLock, Path]:
-    digest = sha256_hex(str(source))[:16]
+def _lock_for(source: Path) -> tuple[filelock.FileLock, Path]:
+    digest = hashlib.sha256(str(source).encode()).hexdigest()[:16]
     directory = paths.state_dir("locks")
     try:
         directory.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise _state_dir_error(directory, exc) from None
-    return StateLock(str(directory / f"{digest}.lock")), directory / f"{digest}.pid"
+    return filelock.FileLock(directory / f"{digest}.lock"), directory / f"{digest}.pid"
 
 
 @contextlib.contextmanager
@@ -178,8 +180,8 @@ def source_locked(source: Path) -> Iterator[None]:
     (with the holder's PID, for the message a second run gets), one on the tree itself (flock)."""
     lock, pid_file = _lock_for(source)
     try:
-        lock.acquire()
-    except Held:
+        lock.acquire(timeout=0)
+    except filelock.Timeout:
         holder = pid_file.read_text().strip() if pid_file.is_file() else "unknown"
         raise LockHeldError(f"another rocmbuild (PID {holder}) is building in {source}",
                             why="two builds in one source tree would corrupt each other",
@@ -249,11 +251,14 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     remember_versions(paths.state_dir("probes"))
     if options.dry_run:
         return show_plans(names, options, environ, streams, services)
+<<<<<<< HEAD
     # The first move into a cgroup after a quiet spell waits ~5-25 ms for the kernel; planning
     # (and a preflight cached or skipped) takes about that long, so the wait is over by the spawn.
     containment.warm_up()
     # The budget counts from here: installing requires (--requires-from) is part of the command's time.
     deadline = services.clock() + options.budget_s if options.budget_s else None
+=======
+>>>>>>> main
     plans = plan_all(names, options, environ, services)
     if options.wheel_dir is not None:  # before hours of build, not after them
         check_wheel_dir(options.wheel_dir)
@@ -298,9 +303,8 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         if run_dirs is not None:
             run_dirs.append(run_dir)
         try:
-            # Its events are held until the first attempt's process starts (recorder.py, open_events).
             rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
-                              echo=streams.err if options.verbosity == "verbose" else None, hold_events=True)
+                              echo=streams.err if options.verbosity == "verbose" else None)
         except OSError as exc:
             raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
                              todo="free space there or make it writable, or pass --run-dir DIR") from None
@@ -309,18 +313,15 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
             rec.extra["requires_from"] = list(provided)
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
-        # What `report --diff` compares with the last good run: gathered beside the first attempt (its
-        # probes started once the attempt's process is), complete before the summary is final (_finish,
-        # and below); the toolchain as the command's plan sees it, without rocmbuild's own launcher/cache
-        # variables (so the version probes are the fingerprint's, remembered, not asked again in another
-        # environment: ~0.3 s of hipcc).
-        facts = DeferredFacts(run_dir, base_plan, ctx.services.run)
+        # What `report --diff` compares with the last good run, gathered before anything runs: the
+        # toolchain as the command's plan sees it, without rocmbuild's own launcher/cache variables (so
+        # the version probes are the fingerprint's, remembered, not asked again in another environment).
         try:
-            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
+            _save_facts(rec, base_plan, ctx.services)
+            return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan)
         except BaseException as exc:
             # Whatever ends the run here, the record says it ended (and how) instead of "running".
             outcome, code = _outcome_of(exc)
-            _wait_for_facts(facts, rec, interrupted=outcome == Outcome.INTERRUPTED)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
             _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
@@ -353,18 +354,16 @@ def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tu
     return plan.with_changes(*cache.changes()), cache
 
 
-def _wait_for_facts(facts: DeferredFacts | None, rec: RunRecorder, interrupted: bool = False) -> None:
-    """facts.json complete before the run's final summary; an unwritable one is noted, as events are.
-
-    Its probes are not started after an interrupt: a run stopped before its first attempt has none."""
-    if facts is None or (interrupted and not facts.started):
-        return
-    if not facts.wait():
-        rec.write_error = rec.write_error or f"facts.json: {facts.error or 'probes did not finish'}"
+def _save_facts(rec: RunRecorder, plan: BuildPlan, services: Services) -> None:
+    """facts.json; one that cannot be written is noted in the summary, as an unwritable event is."""
+    try:
+        save_facts(rec.run_dir, plan, services.run)
+    except OSError as exc:
+        rec.write_error = rec.write_error or f"facts.json: {exc.strerror or exc}"
 
 
 def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: RunRecorder,
-                  base_plan: BuildPlan | None = None, facts: DeferredFacts | None = None) -> tuple[Outcome, int]:
+                  base_plan: BuildPlan | None = None) -> tuple[Outcome, int]:
     """One recipe inside its run dir: leftovers, up-to-date check, preflight, the ladder loop, provisioning.
 
     ``options`` is read here only for what is the app's own (the fingerprint and wheels of
@@ -380,7 +379,6 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
               cache=cache.describe() if cache is not None else None, pid=os.getpid())
     _record_containment(rec, streams)
     for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
-        rec.open_events()  # on disk now: what follows may take a while
         rec.event("leftovers.stopped", **leftover)
         streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "
                           f"{plan.source} by a killed run (PID {leftover['owner_pid']})\n")
@@ -391,27 +389,31 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     bounds = Bounds(ctx.deadline, ctx.limits.stall_timeout_s, ctx.interrupted)  # for the wheel step
     if provision.up_to_date(base_plan, options, rec, streams, bounds):
         return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
-                       "artifacts still verify: nothing was run", options, streams, facts)
+                       "artifacts still verify: nothing was run", options, streams)
     if not options.skip_preflight:
-        rec.open_events()  # the checks take seconds: the events so far go to disk before them
         checks = _preflight(plan, options, services)
         rec.extra["preflight"] = checks_json(checks)
         for check in checks:
             rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
         if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
-            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams, facts)
+            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams)
         failed = [c for c in checks if c.status == "fail" and c.fatal]
         if failed:
             _record_preflight_failure(rec, plan, failed)
             outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
-            return _finish(rec, outcome, reason, options, streams, facts)
-    session = BuildSession(plan, ctx, rec, on_start=facts.start if facts is not None else None)
+            return _finish(rec, outcome, reason, options, streams)
+    session = BuildSession(plan, ctx, rec)
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
+<<<<<<< HEAD
         outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
                                                   bounds)
     return _finish(rec, outcome, reason, options, streams, facts)
+=======
+        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
+    return _finish(rec, outcome, reason, options, streams)
+>>>>>>> main
 
 
 def _record_containment(rec: RunRecorder, streams: Streams) -> None:
@@ -425,7 +427,7 @@ def _record_containment(rec: RunRecorder, streams: Streams) -> None:
 
 
 def _start_record(rec: RunRecorder) -> None:
-    """The run-level keys of summary.json (docs/design.md), present from the first write (issue 12)."""
+    """The run-level keys of summary.json (docs/reference-records.md), present from the first write."""
     rec.extra.update(todo=None, stop_reason=None, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
                      finished=None, duration_s=None, rocmbuild_version=__version__, preflight=[])
 
@@ -439,8 +441,7 @@ def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> N
 
 
 def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
-            streams: Streams, facts: DeferredFacts | None = None) -> tuple[Outcome, int]:
-    _wait_for_facts(facts, rec, interrupted=outcome == Outcome.INTERRUPTED)
+            streams: Streams) -> tuple[Outcome, int]:
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None

@@ -1,4 +1,4 @@
-"""What `doctor` says about fleet provisioning (issue 15): the wheel dir and --requires-from source a build
+"""What `doctor` says about fleet provisioning: the wheel dir and --requires-from source a build
 would use, and where they came from. The shared compiler cache is reported by cache.doctor_info.
 
 Owns: inspecting (never creating or changing) the wheel dir and the requires source, as checks.

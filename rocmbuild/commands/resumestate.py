@@ -1,4 +1,4 @@
-"""``rocmbuild resume RUN_DIR``: continue an interrupted or killed run where it stopped (issue 16).
+"""``rocmbuild resume RUN_DIR``: continue an interrupted or killed run where it stopped.
 
 Owns saving what a run needs to be continued (``resume.json``: the recipe
 file, the options, the working directory) and rebuilding the plan state from

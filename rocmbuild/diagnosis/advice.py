@@ -1,6 +1,7 @@
 """What a person should do about a diagnosis: its signature's own advice, else its category's.
 
-Owns the per-category advice text and the one function that fills it from a diagnosis's fields.
+Owns the per-category advice text and the one function that fills an advice template from a
+diagnosis's fields (``fill_advice``, also the classifier's).
 Used by the end-of-build report, ``report``, ``diagnose`` and summary.json's ``todo`` (nextstep.py).
 """
 
@@ -11,7 +12,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from rocmbuild.diagnosis.catalogue import load_catalogue
-from rocmbuild.diagnosis.classifier import fill_advice
 from rocmbuild.errors import CatalogueError
 from rocmbuild.host.libraries import library_base, library_package_hint
 
@@ -76,10 +76,21 @@ NEXT_STEPS: dict[str, str] = {
 }
 
 
-# Shapes whose own text says exactly what is missing: their advice beats the category's.
 class _Blank(dict[str, str]):
+    """A template's fields: a field the diagnosis did not capture reads ``?``."""
+
     def __missing__(self, key: str) -> str:
         return "?"
+
+
+def fill_advice(advice: str, fields: Mapping[str, str]) -> str:
+    """``advice`` with ``{field}`` placeholders filled from the diagnosis's captures (``?`` when absent)."""
+    if "{" not in advice:
+        return advice
+    try:
+        return advice.format_map(_Blank(fields))
+    except (ValueError, IndexError, AttributeError):  # a user's advice with stray braces stays as written
+        return advice
 
 
 @functools.lru_cache(maxsize=1)

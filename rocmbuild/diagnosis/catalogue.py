@@ -53,12 +53,13 @@ from __future__ import annotations
 
 import functools
 import re
+import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from rocmbuild import paths, tomlcache
+from rocmbuild import paths
 from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
 from rocmbuild.errors import CatalogueError
 from rocmbuild.host.trust import check_trusted
@@ -526,8 +527,7 @@ def _read(path: Path) -> dict[str, Any]:
     except FileNotFoundError as exc:
         raise _error(str(path), None, "no such file") from exc
     try:
-        # Parsed once per content (~12 ms for the bundled file, on the way to every build's first attempt).
-        return tomlcache.loads(raw, "catalogue")
+        return tomllib.loads(raw.decode())
     except ValueError as exc:  # tomllib.TOMLDecodeError, or bytes that are not UTF-8
         raise _error(str(path), None, f"not valid TOML: {exc}") from exc
 

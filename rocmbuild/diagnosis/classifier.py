@@ -50,6 +50,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from rocmbuild.diagnosis.advice import fill_advice
 from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
 from rocmbuild.diagnosis.patterns import required_literal
 from rocmbuild.process.logscan import scan_lines, scan_stream
@@ -148,7 +149,7 @@ class Diagnosis:
     runners_up: tuple[RunnerUp, ...] = ()
     description: str = ""
     advice: str = ""
-    # What the attempt measured about memory (build/jobsizing.MemoryEvidence), for reduce_jobs; not
+    # What the attempt measured about memory (loop/jobsizing.MemoryEvidence), for reduce_jobs; not
     # part of the fingerprint: the same failure with another peak is still the same failure.
     memory: Any = field(default=None, compare=False)
 
@@ -218,21 +219,6 @@ class _Match:
 
 
 _PLAIN = Signature(id="", category="unknown", description="an error-looking line", patterns=(), keywords=())
-
-
-class _Blank(dict[str, str]):
-    def __missing__(self, key: str) -> str:
-        return "?"
-
-
-def fill_advice(advice: str, fields: Mapping[str, str]) -> str:
-    """``advice`` with ``{field}`` placeholders filled from the diagnosis's captures (``?`` when absent)."""
-    if "{" not in advice:
-        return advice
-    try:
-        return advice.format_map(_Blank(fields))
-    except (ValueError, IndexError, AttributeError):  # a user's advice with stray braces stays as written
-        return advice
 
 
 def _normalise(fields: Mapping[str, str]) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """What to tell a person (or a provisioning script) to do next, and the exact command to do it.
 
-One place for the text of refusals and of summary.json's ``todo`` (issue 12):
+One place for the text of refusals and of summary.json's ``todo``:
 - the exact command a refusal names (``rocmbuild torch vllm --arch gfx942``);
 - one todo for every failed preflight check at once (all missing libraries in
   one install line, not one library per rerun);
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from rocmbuild.diagnosis.advice import next_steps
 from rocmbuild.host.libraries import install_line
 
-if TYPE_CHECKING:  # preflight's module costs ~25 ms to import; a build with --skip-preflight never needs it
+if TYPE_CHECKING:  # the checks are a layer above: only their type is named here
     from rocmbuild.checks.preflight import Check
 
 FAIL = "fail"  # preflight.FAIL

@@ -167,7 +167,7 @@ def _llvm_bin(fs_root: Path, root: Path, layout: str) -> Path | None:
     if layout == "system":
         # Debian: /usr/lib/llvm-N/bin.  The one hipcc itself calls (HIP 5.2's hipcc.pl runs
         # clang++-15 = llvm-15), not the newest installed: llvm-19 first on PATH would give the
-        # build another clang's tools (issue 12).  Newest with a clang only when hipcc names none.
+        # build another clang's tools.  Newest with a clang only when hipcc names none.
         usr_lib = _under(fs_root, "/usr/lib")
         keyed = []
         for d in usr_lib.glob("llvm-*"):
@@ -548,45 +548,14 @@ def _ldconfig_call() -> tuple[list[str], dict[str, str]] | None:
     return [ldconfig, "-v", "-N", "-X"], _tool_env(os.environ)
 
 
-# ldconfig -v takes 10-15 ms (it lists every library of every dir), on the way to every build's first
-# attempt.  `build` and `plan` start it as they begin (prefetch_loader_dirs), so that it runs while
-# the rest of rocmbuild is imported; the next loader_default_dirs() with the real runner takes that
-# answer (the same command and environment; once: a later call asks again).
-_PREFETCHED: list[tuple[list[str], dict[str, str], proc.Started]] = []
-
-
-def prefetch_loader_dirs() -> None:
-    """Start ``ldconfig -v -N -X`` now, for the next :func:`loader_default_dirs` to read."""
-    call = _ldconfig_call()
-    if call is None:
-        return
-    drop_prefetched_loader_dirs()
-    argv, env = call
-    _PREFETCHED.append((argv, env, proc.start(argv, env=env, timeout=30)))
-
-
-def drop_prefetched_loader_dirs() -> None:
-    """The end of the command that prefetched: an answer nobody read is waited for (never left a zombie
-    in a process that goes on: a test's, or a caller of ``cli.main``)."""
-    while _PREFETCHED:
-        _PREFETCHED.pop()[2].result()  # waited for: never left a zombie
-
-
 def loader_default_dirs(run: proc.Run = proc.capture) -> tuple[str, ...]:
     """The loader's default dirs: the static ones plus what ldconfig says it searches, each as written
     and resolved (/lib is /usr/lib on a merged-/usr system).  Measured on every call: ``gather_host``
-    calls it once and the plans carry the answer (``BuildPlan.loader_dirs``); the command's own start
-    may have started that measurement (:func:`prefetch_loader_dirs`)."""
+    calls it once and the plans carry the answer (``BuildPlan.loader_dirs``)."""
     found = list(STATIC_LOADER_DIRS)
     call = _ldconfig_call()
     if call is not None:
         argv, env = call
-        started = _PREFETCHED.pop() if _PREFETCHED and run is proc.capture else None
-        if started is not None and (started[0], started[1]) == (argv, env):
-            result = started[2].result()
-        else:
-            if started is not None:
-                started[2].result()
-            result = run(argv, env=env, timeout=30)
+        result = run(argv, env=env, timeout=30)
         found += parse_ldconfig_dirs(result.output)
     return tuple(dict.fromkeys([*found, *(os.path.realpath(d) for d in found)]))

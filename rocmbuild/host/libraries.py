@@ -48,7 +48,7 @@ def library_package_hint(name: str) -> str:
 
 
 def install_line(names: Sequence[str]) -> str:
-    """One install line for every missing library (issue 12: not one library per rerun).
+    """One install line for every missing library (not one library per rerun).
 
     ``apt-get install`` of the Debian/Ubuntu packages, then the ROCm repo's names for the same set;
     libraries only the ROCm repo ships are named as such.

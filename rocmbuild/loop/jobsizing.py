@@ -1,4 +1,4 @@
-"""MAX_JOBS from the peak per compile job (issue 16): how many jobs the next attempt can afford.
+"""MAX_JOBS from the peak per compile job: how many jobs the next attempt can afford.
 
 After an OOM kill (or a stall the memory guard saw coming), halving MAX_JOBS is a guess; the attempt
 measured what one compile job needs (the memory guard's samples and the launcher's ``ru_maxrss``), so

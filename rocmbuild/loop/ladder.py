@@ -1,6 +1,6 @@
 """Ladder policy: after a failed attempt, which remedy next, or stop (pure).
 
-Policy (docs/design.md "Remedies and the ladder", issues 5 and 12):
+Policy (docs/reference-categories.md, "Remedies and the ladder"):
 - take the diagnosed category's next untried remedy; when the same failure
   (same fingerprint) comes back, the next rung is taken, so it escalates;
 - a different failure starts its own category's ladder;

@@ -135,7 +135,7 @@ def clean_build(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -
     """Remove the recipe's clean paths and the tree's CMake caches (read-only: lists the caches)."""
     patterns = (*plan.recipe.clean_paths, *cmake_caches(plan.source))
     # A clean tree needs prepare again (e.g. hipify, vendored libraries).  Nothing removed = nothing
-    # changed: not applied, so it does not spend an attempt (issue 12).
+    # changed: not applied, so it does not spend an attempt.
     return RemedyResult("clean_build", True, replace(plan, run_prepare=True), "clean the build paths",
                         effects=(RemovePaths(patterns),), applies_if="removed")
 
@@ -243,7 +243,7 @@ REMEDIES: dict[str, Remedy] = {
     "reduce_jobs": reduce_jobs,
     "wait_and_retry": wait_and_retry,
     "set_cmake_policy_minimum": set_cmake_policy_minimum,
-    "sync_submodules": sync_submodules,  # issue 17's remedies live in treeremedies.py
+    "sync_submodules": sync_submodules,  # the remedies about the tree live in treeremedies.py
     "narrow_archs": narrow_archs,
 }
 assert tuple(REMEDIES) == REMEDY_NAMES

@@ -19,7 +19,7 @@ import random
 import shutil
 import sys
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -87,7 +87,7 @@ def attempt_steps(plan: BuildPlan) -> tuple[runner.Step, ...]:
     steps: list[runner.Step] = []
     if plan.run_prepare and plan.recipe.steps.prepare:
         steps += [runner.Step("prepare", c) for c in plan.recipe.steps.prepare]
-        # Modules a prepare step installs are checked once it ran (issue 12), not refused before.
+        # Modules a prepare step installs are checked once it ran, not refused before.
 
         if (check := after_prepare_command(plan)) is not None:
             steps.append(runner.Step("prepare", check))
@@ -127,12 +127,9 @@ class BuildSession:
     """Runs one recipe's plan through the ladder loop, recording everything."""
 
     def __init__(self, plan: BuildPlan, ctx: RunContext, recorder: RunRecorder, *,
-                 history: tuple[FailedAttempt, ...] = (), number_offset: int = 0,
-                 on_start: Callable[[], None] | None = None) -> None:
+                 history: tuple[FailedAttempt, ...] = (), number_offset: int = 0) -> None:
         self.ctx = ctx
         self.rec = recorder
-        # Work for once the attempt's process exists, off the way to it (app.py: facts.json's probes).
-        self.on_start = on_start
         self.state = _LoopState(plan, list(history))
         # `rocmbuild resume` (commands/resumestate.py): attempts recorded but not in the ladder's history (a killed one)
         self.number_offset = number_offset
@@ -266,19 +263,13 @@ class BuildSession:
         return result
 
     # -- one attempt
-    def _started(self) -> None:
-        """A step's process exists (the runner's hook, at every step): what waited for it, once."""
-        if self.on_start is not None:
-            self.on_start()
-        self.rec.open_events()
-
     def _stop_check(self, classifier: Classifier) -> str | None:
         """Why to stop the attempt now (a failure nothing that keeps compiling can change), or None."""
         current = classifier.current()
         if current is None or current.category == "unknown":
             return None
-        # Besides every non-retryable failure (docs/design.md: "a non-retryable one always stops it at
-        # once"), the catalogue's decisive categories stop it the moment they are seen.
+        # Besides every non-retryable failure (docs/reference-categories.md: non-retryable categories stop
+        # at once), the catalogue's decisive categories stop it the moment they are seen.
         if (self.ctx.policy.fail_fast or not current.retryable
                 or current.category in self.ctx.catalogue.decisive_categories()):
             return f"fail-fast: {current.category} ({current.text})"
@@ -305,8 +296,7 @@ class BuildSession:
         with Display(stream, mode=ctx.console.verbosity, attempt=number,
                      max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name) as display:
             hooks = AttemptHooks(watcher=watcher, display=display,
-                                 stop_check=lambda: self._stop_check(classifier), interrupted=ctx.interrupted,
-                                 on_start=self._started)
+                                 stop_check=lambda: self._stop_check(classifier), interrupted=ctx.interrupted)
             checkout, steps = attempt_requests(plan, log, limits)
             # The slot dir is per attempt, so not in the plan (nor in repro.sh, where the launcher just runs).
             steps = replace(steps, env={**steps.env, **slots.env})

@@ -1,4 +1,4 @@
-"""Remedies for the source tree's git state and for the arch list (issue 17).
+"""Remedies for the source tree's git state and for the arch list.
 
 Owns ``sync_submodules`` (a submodule points at a commit its checkout does not
 have: stale submodule URLs after upstream moved them, pytorch#47529) and

@@ -7,12 +7,12 @@ and options, and whatever remedies add later.
 Keeping the changes as data is what lets ``plan`` show a diff, summary.json
 record "what this attempt ran with", and repro.sh re-enter it.
 
-Rules (issue 2, docs/rocm-facts.md):
+Rules (docs/rocm-facts.md):
 - ROCM_PATH, ROCM_HOME, HIP_PATH, HIP_PLATFORM=amd; the recipe's arch
   variables; MAX_JOBS (and the recipe's other job knobs); the recipe's env.
 - Both LIBRARY_PATH (link time) and LD_LIBRARY_PATH (load time) get every ROCm
   lib dir that exists: they fix different failures.  Except the loader's own
-  default dirs (/usr/lib/<multiarch>, /lib, ...; issue 12): they are searched
+  default dirs (/usr/lib/<multiarch>, /lib, ...): they are searched
   anyway, and on LD_LIBRARY_PATH they override every binary's RUNPATH (a pyenv
   Python then loads the system libpython and ``import ssl`` breaks).
 - A variable the caller already set is kept unless an option overrides it;

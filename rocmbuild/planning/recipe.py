@@ -1,6 +1,6 @@
 """Recipes: the frozen dataclasses and the strict TOML loader.
 
-A recipe says how to build one project (see docs/design.md, "recipe file").  The
+A recipe says how to build one project (docs/reference-recipe.md).  The
 loader checks every key against a schema: an unknown key, a wrong type or a
 missing required key is a RecipeError that names the file and the key path.
 Bundled recipes ship inside the package; user recipes in
@@ -10,12 +10,13 @@ Bundled recipes ship inside the package; user recipes in
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rocmbuild import paths, tomlcache
+from rocmbuild import paths
 from rocmbuild.errors import RecipeError
 from rocmbuild.host.trust import check_trusted
 
@@ -47,7 +48,7 @@ class Steps:
     build: tuple[str, ...]
     prepare: tuple[str, ...] = ()
     verify: tuple[str, ...] = ()
-    # --wheel-dir only: commands that write the tree's wheel(s) into $WHEEL_DIR (issue 15); empty =
+    # --wheel-dir only: commands that write the tree's wheel(s) into $WHEEL_DIR; empty =
     # the default `python -m pip wheel --no-build-isolation --no-deps -w "$WHEEL_DIR" .`.
     wheel: tuple[str, ...] = ()
 
@@ -212,7 +213,7 @@ def _check(data: Mapping[str, Any], path: Path) -> None:
 def parse_recipe(text: str, path: Path, bundled: bool = False) -> Recipe:
     """Parse and validate recipe text; ``path`` names it in errors."""
     try:
-        data = tomlcache.loads(text.encode(), "recipes")  # parsed once per content: no tomllib import (~3 ms)
+        data = tomllib.loads(text)
     except ValueError as exc:  # tomllib.TOMLDecodeError
         raise RecipeError(
             f"recipe {path} is not valid TOML",

@@ -48,7 +48,6 @@ class AttemptHooks:
     display: Display | None = None
     stop_check: Callable[[], str | None] | None = None
     interrupted: Callable[[], bool] = _never
-    on_start: Callable[[], None] | None = None  # called once a step's process has started (the recorder's events)
 
 
 def run(request: AttemptRequest, hooks: AttemptHooks) -> AttemptOutcome:
@@ -56,5 +55,4 @@ def run(request: AttemptRequest, hooks: AttemptHooks) -> AttemptOutcome:
 
     return run_attempt(list(request.steps), cwd=request.cwd, env=request.env, log_path=request.log_path,
                        watcher=hooks.watcher, limits=request.limits, display=hooks.display,
-                       stop_check=hooks.stop_check, interrupted=hooks.interrupted, tree=request.tree,
-                       on_start=hooks.on_start)
+                       stop_check=hooks.stop_check, interrupted=hooks.interrupted, tree=request.tree)

@@ -109,85 +109,23 @@ def _remember(key: tuple[object, ...] | None, argv: Sequence[str], env: Mapping[
 
 
 def _run(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | None, timeout: float) -> CommandResult:
-    return _spawn(argv, env=env, cwd=cwd, timeout=timeout).result()
-
-
-class Started:
-    """A short command already running (:func:`start`); :meth:`result` waits for it, once.
-
-    Not frozen: it holds the live process until its answer is read.
-    """
-
-    def __init__(self, argv: Sequence[str], timeout: float, *, process: subprocess.Popen[bytes] | None = None,
-                 done: CommandResult | None = None, key: tuple[object, ...] | None = None,
-                 env: Mapping[str, str] | None = None, cwd: Path | None = None) -> None:
-        self.argv = list(argv)
-        self.timeout = timeout
-        self.env = env
-        self.cwd = cwd
-        self.process = process
-        self.done = done
-        self.key = key
-
-    def result(self) -> CommandResult:
-        if self.done is not None:
-            return self.done
-        assert self.process is not None
-        try:
-            out, _ = self.process.communicate(timeout=self.timeout)
-            self.done = CommandResult(self.process.returncode, out.decode("utf-8", "replace"))
-        except subprocess.TimeoutExpired as exc:
-            self.process.kill()
-            self.process.communicate()
-            partial = exc.output.decode("utf-8", "replace") if isinstance(exc.output, bytes) else ""
-            self.done = CommandResult(None, partial + f"\n{self.argv[0]}: timed out after {self.timeout:g}s")
-        finally:
-            _PENDING.discard(self.process.pid)
-        _remember(self.key, self.argv, self.env, self.cwd, self.done)  # as capture() remembers it
-        return self.done
-
-
-# Our own children whose exit status a Started has yet to collect: proctree.reap_orphans, which
-# reaps the zombies an attempt leaves re-parented to us, must leave these to their Popen (a reaped
-# child reads as exit status 0, and a failed probe would pass for an answer).
-_PENDING: set[int] = set()
-
-
-def pending_pids() -> frozenset[int]:
-    """PIDs of commands started here and not yet waited for (not the build's; never reap them)."""
-    return frozenset(_PENDING)
-
-
-def _spawn(argv: Sequence[str], *, env: Mapping[str, str] | None, cwd: Path | None, timeout: float,
-           key: tuple[object, ...] | None = None) -> Started:
     try:
         process = subprocess.Popen(
             list(argv), env=dict(env) if env is not None else None, cwd=cwd,
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
         )
-        _PENDING.add(process.pid)
     except FileNotFoundError:
-        return Started(argv, timeout, done=CommandResult(None, f"{argv[0]}: not found", missing=True))
+        return CommandResult(None, f"{argv[0]}: not found", missing=True)
     except PermissionError as exc:
-        return Started(argv, timeout, done=CommandResult(None, f"{argv[0]}: {exc.strerror}", missing=True))
-    return Started(argv, timeout, process=process, key=key, env=env, cwd=cwd)
-
-
-def start(argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: Path | None = None,
-          timeout: float = 60) -> Started:
-    """:func:`capture`, started now and answered later: the process exists when this returns.
-
-    For what only the records need (facts.json's versions): until its answer is collected, the
-    command is one of rocmbuild's own children (:func:`pending_pids`), which the runner does not
-    take for the build's (``proctree.Tree``), also when started while a step runs.
-    """
-    key = _version_key(argv, env, cwd)
-    if key is not None and key in _VERSIONS:
-        return Started(argv, timeout, done=_VERSIONS[key])
-    stored = _stored(key, argv, env, cwd)
-    if stored is not None:
-        return Started(argv, timeout, done=stored)
-    return _spawn(argv, env=env, cwd=cwd, timeout=timeout, key=key)
+        return CommandResult(None, f"{argv[0]}: {exc.strerror}", missing=True)
+    try:
+        out, _ = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired as exc:
+        process.kill()
+        process.communicate()
+        partial = exc.output.decode("utf-8", "replace") if isinstance(exc.output, bytes) else ""
+        return CommandResult(None, partial + f"\n{argv[0]}: timed out after {timeout:g}s")
+    return CommandResult(process.returncode, out.decode("utf-8", "replace"))
 
 
 def capture_many(run: Run, calls: Mapping[str, tuple[Sequence[str], Mapping[str, str] | None, float]]

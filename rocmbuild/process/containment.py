@@ -27,10 +27,15 @@ import signal
 import subprocess
 import sys
 import time
+<<<<<<< HEAD
 from collections.abc import Callable, Iterable
+=======
+>>>>>>> main
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+import psutil
 
 _counter = itertools.count(1)
 WATCHDOG = Path(__file__).with_name("watchdog.py")
@@ -106,16 +111,10 @@ def tree_key(tree: Path) -> str:
 
 
 def _start_time(pid: int) -> int | None:
-    """``int(psutil.Process(pid).create_time() * 100)``, computed as psutil computes it on Linux (the
-    ``starttime`` ticks of /proc/PID/stat over SC_CLK_TCK, plus /proc/stat's ``btime``), without
-    importing psutil (~15 ms) on the way to every attempt; None for a process that is gone."""
+    """The process's start time in hundredths of a second (psutil's ``create_time``); None when it is gone."""
     try:
-        stat = Path(f"/proc/{pid}/stat").read_bytes()
-        ticks = float(stat[stat.rfind(b")") + 2:].split()[19])
-        with open("/proc/stat", "rb") as handle:
-            boot = next(float(line.split()[1]) for line in handle if line.startswith(b"btime"))
-        return int((ticks / os.sysconf("SC_CLK_TCK") + boot) * 100)
-    except (OSError, ValueError, IndexError, StopIteration):
+        return int(psutil.Process(pid).create_time() * 100)
+    except psutil.Error:
         return None
 
 
@@ -124,69 +123,6 @@ def read_pids(path: Path) -> list[int]:
         return [int(p) for p in (path / "cgroup.procs").read_text().split()]
     except (OSError, ValueError):
         return []
-
-
-class _Warmer:
-    """The kernel kept ready for the first step's move into its cgroup (see :func:`warm_up`)."""
-
-    EVERY_S = 0.003
-    current: _Warmer | None = None
-
-    def __init__(self, procs_of_own: Callable[[], Path], for_s: float) -> None:
-        import threading
-
-        self._procs_of_own = procs_of_own
-        self._until = time.monotonic() + for_s
-        self._stop = threading.Event()
-        self.moves = 0
-        self.thread = threading.Thread(target=self._run, name="cgroup-warm-up", daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        pid = str(os.getpid()).encode()
-        while not self._stop.is_set() and time.monotonic() < self._until:
-            # Where rocmbuild is now, read each time, so it is not moved back where it was moved from;
-            # a move by someone else in the microseconds between the read and the write would be.
-            try:
-                fd = os.open(self._procs_of_own(), os.O_WRONLY | os.O_CLOEXEC)
-                try:
-                    os.write(fd, pid)
-                finally:
-                    os.close(fd)
-            except OSError:  # not ours to write (no delegation, a threaded cgroup): nothing to gain
-                return
-            self.moves += 1
-            self._stop.wait(self.EVERY_S)
-
-    def stop(self) -> None:
-        self._stop.set()
-
-
-def warm_up(for_s: float = 0.5) -> None:
-    """Have the kernel ready to move the first step into its cgroup at once, for the next ``for_s``.
-
-    Moving a process into a cgroup (the step's write to ``cgroup.procs``, before its exec) takes the
-    kernel's cgroup threadgroup lock for writing, and when no move happened in the last RCU grace
-    period the mover first waits for one (``rcu_sync_enter``): 5-27 ms on this project's VM, against
-    ~0.5 ms right after another move (benchmarks/RESULTS.md, round 4).  So from the start of a build
-    until its first step's process exists (``warmed_up``), a thread "moves" rocmbuild into the
-    cgroup it is already in every few ms: a no-op for every process, the same lock for the kernel,
-    and the step's move then waits for nothing.  Mounting cgroup2 with ``favordynmods`` (Linux >= 6.0)
-    does this for good; a user's mounts are not rocmbuild's to change.  Where rocmbuild may not
-    write its own cgroup, the thread ends at its first try.
-    """
-    mount = cgroup2_mount()
-    if mount is None or base_dir() is None:  # no attempt will move into a cgroup
-        return
-    warmed_up()
-    _Warmer.current = _Warmer(lambda: mount / _own_cgroup().strip("/") / "cgroup.procs", for_s)
-
-
-def warmed_up() -> None:
-    """The first step's process exists (or the build ended before it): the warm-up stops."""
-    if _Warmer.current is not None:
-        _Warmer.current.stop()
-        _Warmer.current = None
 
 
 class AttemptGroup:
@@ -244,8 +180,6 @@ def kill_group(path: Path, timeout: float = 5.0) -> bool:
 
 
 def _describe(pid: int) -> str:
-    import psutil
-
     try:
         p = psutil.Process(pid)
         return f"{pid} {(' '.join(p.cmdline()) or p.name())[:120]}"

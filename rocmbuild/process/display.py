@@ -16,7 +16,7 @@ Owns what the person watching sees during an attempt:
 * not on a terminal (CI logs, nohup): no live line; a plain progress line
   every ``plain_interval_s`` seconds (30 by default), written between lines
   of output; and the relayed output without ANSI sequences, each ``\r``
-  redraw collapsed to its final state (plainrelay.PlainRelay, issue 12).
+  redraw collapsed to its final state (plainrelay.PlainRelay).
 
 "verbose" and "normal" look the same here: the difference in verbosity is the
 app's (what rocmbuild itself prints); both relay everything.
@@ -32,6 +32,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any, BinaryIO, TextIO, cast
 
+from rocmbuild.process.escapes import TerminalFilter
 from rocmbuild.process.plainrelay import PlainRelay
 from rocmbuild.process.watcher import Progress, Watcher
 
@@ -130,6 +131,8 @@ class Display:
         self.is_tty = is_tty
         self._relay = mode != "quiet"
         self._plain = None if is_tty else PlainRelay()
+        # On a terminal the build's OSC/DCS strings (clipboard, title) are dropped; a file gets every byte.
+        self._escapes = TerminalFilter() if is_tty else None
         self._refresh_s = refresh_s
         self._plain_interval_s = plain_interval_s
         self._clock = clock
@@ -187,6 +190,10 @@ class Display:
             return
         if self._plain is not None:
             data = self._plain.feed(data)
+            if not data:
+                return
+        elif self._escapes is not None:
+            data = self._escapes.feed(data)
             if not data:
                 return
         if self._shown:

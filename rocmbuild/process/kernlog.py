@@ -1,4 +1,4 @@
-"""OOM kills in the kernel log (issue 16): did the kernel kill one of the build's processes, and which.
+"""OOM kills in the kernel log: did the kernel kill one of the build's processes, and which.
 
 "Killed" in a build log says a process died of SIGKILL, not who sent it; under cgroups the kernel's
 own report is the only place that names the victim (EESSI software-layer#1147: the job log says

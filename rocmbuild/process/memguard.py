@@ -1,4 +1,4 @@
-"""The memory guard, ``--memory-reserve SIZE`` (issue 16): pause compile jobs before memory runs out.
+"""The memory guard, ``--memory-reserve SIZE``: pause compile jobs before memory runs out.
 
 Owns three things:
 

@@ -3,7 +3,7 @@
 On a terminal the build's bytes go straight through (colours, ninja's and
 pip's redrawn status lines are what a person wants to see).  Relayed to a file
 or a pipe (nohup, CI), the same bytes are 4,504 escape sequences a minute of
-vLLM's prepare step (issue 12).  ``PlainRelay`` turns the stream into what a
+vLLM's prepare step.  ``PlainRelay`` turns the stream into what a
 terminal would finally have shown: each line as its last redraw left it, no
 escape sequences, ``\\n`` line ends.  It is a stateful filter over chunks
 (an escape sequence or a line may straddle two); attempt-N.log never goes

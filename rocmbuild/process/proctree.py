@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from rocmbuild.process import containment
-from rocmbuild.process.command import pending_pids
 
 if TYPE_CHECKING:
     import psutil
@@ -92,11 +91,10 @@ def reap_orphans() -> None:
     """
     import psutil
 
-    ours = pending_pids()  # helper commands still being answered (facts.json's probes): their Popen reaps them
     with contextlib.suppress(psutil.Error):
         for child in psutil.Process().children():
             with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
-                if child.pid not in ours and child.status() == psutil.STATUS_ZOMBIE:
+                if child.status() == psutil.STATUS_ZOMBIE:
                     os.waitpid(child.pid, os.WNOHANG)
 
 
@@ -140,11 +138,9 @@ class Tree:
             found = self.me.children(recursive=True)
         except psutil.Error:
             return
-        # Ours, not the step's: our children from before it, and the short commands of command.start
-        # that have not been collected (facts.json's probes, started once the step's process exists).
-        ignore = self.ignore | pending_pids()
-        if ignore:
-            found = self._without_ignored(found, ignore)
+        # Ours, not the step's: our children from before it.
+        if self.ignore:
+            found = self._without_ignored(found, self.ignore)
         for p in found:
             if p.pid == self.root:
                 continue

@@ -1,4 +1,4 @@
-"""Where a run that has not finished is: ``rocmbuild report`` on a running (or killed) run (issue 16).
+"""Where a run that has not finished is: ``rocmbuild report`` on a running (or killed) run.
 
 Owns reading a live run from its records only: the attempt in progress (the
 last ``attempt.started`` event), the last lines of its log, and whether the

@@ -318,13 +318,11 @@ def run_attempt(
     stop_check: Callable[[], str | None] | None = None,
     interrupted: Callable[[], bool] = lambda: False,
     tree: Path | None = None,
-    on_start: Callable[[], None] | None = None,
 ) -> AttemptOutcome:
     """Run the steps in order under a PTY; the first failing (or stopped) step ends the attempt.
 
     ``tree`` (default ``cwd``) keys the attempt's cgroup, so that the next run on the same tree
-    finds what a killed run left behind.  ``on_start`` is called once each step's process exists
-    (the recorder writes the events it held until then: app.py).
+    finds what a killed run left behind.
     """
     started = datetime.now(UTC)
     t0 = time.monotonic()
@@ -339,8 +337,7 @@ def run_attempt(
                 if display is not None:
                     display.step(step.name)
                 sink.lines(HEADER.format(name=step.name, command=step.command))
-                result = _StepRun(step, cwd, env, sink, limits, stop_check, interrupted, group, watchdog,
-                                  on_start).run()
+                result = _StepRun(step, cwd, env, sink, limits, stop_check, interrupted, group, watchdog).run()
                 if not result.ok:
                     failed = step
                     break
@@ -396,7 +393,6 @@ class _StepRun:
     interrupted: Callable[[], bool]
     group: containment.AttemptGroup | None = None
     watchdog: containment.Watchdog | None = None
-    on_start: Callable[[], None] | None = None
     tree: proctree.Tree | None = field(default=None, init=False)
     relay_restarts: int = field(default=0, init=False)
 
@@ -437,7 +433,6 @@ class _StepRun:
             self.sink.note(f"step {self.step.name} could not start: {exc}")
             return _StepResult("exited", 127, None, None)
         child.ptyproc.delayafterclose = 0  # the child is dead by the time we close
-        containment.warmed_up()  # the step is in its cgroup (containment.warm_up)
         # The relay starts before the process tree is first looked at: it is rocmbuild's, not the step's.
         try:
             self._start_relay(child)
@@ -451,8 +446,6 @@ class _StepRun:
         relay = self.sink.relay
         self.tree = proctree.Tree(child.pid, self.group, ours | ({relay.pid} if relay is not None else set()))
         try:
-            if self.on_start is not None:
-                self.on_start()
             result = self._watch(child)
         except BaseException as exc:  # a failing hook, a KeyboardInterrupt: never leave the build running
             self.sink.log_only = True  # the watcher or display may be what failed

@@ -22,13 +22,12 @@ Only answers with exit status 0 are remembered.  A corrupt or unreadable entry i
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-
-from rocmbuild.digest import sha256_hex
 
 _VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "TERM", "COLORTERM", "COLUMNS", "LINES", "WINDOWID",
                        "DISPLAY", "STY", "TMUX", "TMUX_PANE", "SSH_CLIENT", "SSH_CONNECTION", "SSH_TTY",
@@ -77,7 +76,7 @@ def key(argv: Sequence[str], env: Mapping[str, str] | None, cwd: Path | None) ->
         "dirs": [[d, _identity(d)] for d in _directories(program, environ)],
         "env": sorted(kept.items()), "cwd": str(cwd),
     }
-    return sha256_hex(json.dumps(parts, default=str))
+    return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()
 
 
 def load(store: Path, digest: str) -> tuple[int, str] | None:

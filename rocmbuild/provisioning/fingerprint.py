@@ -1,4 +1,4 @@
-"""Build fingerprints: what makes a finished build "the same build" (issue 15, `up_to_date`).
+"""Build fingerprints: what makes a finished build "the same build" (`up_to_date`).
 
 Owns: computing a plan's fingerprint (recipe content, source revision or tree hash, arch list,
 ROCm version, HIP compiler and version, the Python that builds, and the env knobs that change the
@@ -12,6 +12,7 @@ the tree, so no clean path, ``git clean`` or build step can touch it, and one fi
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 import os
 from collections.abc import Mapping
@@ -20,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.digest import sha256_for, sha256_hex
 from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import command as proc
 from rocmbuild.verification.artifacts import verify_artifacts
@@ -48,7 +48,7 @@ class Fingerprint:
     @property
     def digest(self) -> str:
         blob = json.dumps(dict(sorted(self.parts.items())), sort_keys=True).encode()
-        return sha256_hex(blob)
+        return hashlib.sha256(blob).hexdigest()
 
     def to_json(self) -> dict[str, Any]:
         return {"digest": self.digest, "parts": dict(self.parts)}
@@ -63,7 +63,7 @@ def differences(stored: Mapping[str, str] | None, current: Fingerprint) -> list[
 
 
 def _sha(text: str | bytes) -> str:
-    return sha256_hex(text)[:16]
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()[:16]
 
 
 def _excluded(rel: str, name: str, clean: tuple[str, ...]) -> bool:
@@ -80,8 +80,7 @@ def tree_hash(source: Path, clean_paths: tuple[str, ...]) -> str:
                          and not _excluded(rel_root + d, d, clean_paths))
         files += [(rel_root + name, Path(root) / name) for name in sorted(names)
                   if not name.endswith(_OUTPUT_SUFFIXES) and not _excluded(rel_root + name, name, clean_paths)]
-    # Listed first, so that the hash is OpenSSL's only for a tree big enough to repay loading it (digest.py).
-    digest = sha256_for(sum(_size(path) for _, path in files))()
+    digest = hashlib.sha256()
     for rel, path in files:
         digest.update(rel.encode() + b"\0")
         try:
@@ -89,14 +88,7 @@ def tree_hash(source: Path, clean_paths: tuple[str, ...]) -> str:
         except OSError:
             digest.update(b"<unreadable>")
         digest.update(b"\0")
-    return str(digest.hexdigest())[:16]
-
-
-def _size(path: Path) -> int:
-    try:
-        return path.lstat().st_size
-    except OSError:
-        return 0
+    return digest.hexdigest()[:16]
 
 
 def source_identity(source: Path, clean_paths: tuple[str, ...],

@@ -1,4 +1,4 @@
-"""Fleet provisioning around one recipe's build (issue 15).
+"""Fleet provisioning around one recipe's build.
 
 Owns: the `up_to_date` short cut before any attempt (fingerprint.py decides, this records), storing
 the fingerprint after a success, and then `--wheel-dir`'s wheel step (wheels.py runs, verifies and

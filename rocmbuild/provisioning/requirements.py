@@ -1,4 +1,4 @@
-"""`--requires-from URL_OR_DIR`: satisfy a recipe's `requires` from a wheel index or wheelhouse (issue 15).
+"""`--requires-from URL_OR_DIR`: satisfy a recipe's `requires` from a wheel index or wheelhouse.
 
 Owns: turning the option into pip arguments, installing the missing required packages into the
 build's interpreter before the build (or, for `plan`/`--dry-run`, only resolving them with

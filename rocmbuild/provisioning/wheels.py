@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import filelock
+
 from rocmbuild.errors import Outcome, UsageError
 from rocmbuild.options import BuildOptions
 from rocmbuild.planning.plan import BuildPlan
@@ -260,8 +262,6 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
 
 def _publish(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams, current: Any,
              verified: list[tuple[Path, str]], log: Path) -> WheelResult:
-    import filelock  # only a run that publishes wheels pays for its import (asyncio)
-
     target = options.wheel_dir
     assert target is not None
     try:

@@ -1,7 +1,7 @@
 """One attempt's entry in summary.json, as one frozen value written once (``AttemptRecord``).
 
-Owns the attempt fields of the contract (docs/design.md "Contract: run
-records"): ``to_json`` gives exactly the keys summary.json has always had, for
+Owns the attempt fields of the contract (docs/reference-records.md):
+``to_json`` gives exactly the keys summary.json has always had, for
 the three kinds of entry: an attempt that ran (with how it ran: signal, early
 stop, progress, lines), a preflight refusal (recorded like an attempt, step
 ``preflight``), and the attempt a killed run was in (``killed``, written by
@@ -48,7 +48,7 @@ class AttemptRecord:
     cache: Mapping[str, Any] | None = None
     memory: Mapping[str, Any] | None = None
     provenance: Mapping[str, Any] | None = None
-    jobs: Mapping[str, Any] | None = None  # issue 16 (additive): the global job limit and what its slots saw
+    jobs: Mapping[str, Any] | None = None  # the global job limit and what its slots saw
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {

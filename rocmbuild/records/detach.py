@@ -1,4 +1,4 @@
-"""``--detach``: hand the run to a background process that outlives the terminal (issue 16).
+"""``--detach``: hand the run to a background process that outlives the terminal.
 
 Owns the double fork: the first child calls ``setsid()`` (a new session with
 no controlling terminal, so closing the terminal sends it no SIGHUP), forks

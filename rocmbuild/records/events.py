@@ -2,7 +2,7 @@
 
 Owns the closed list: ``RunRecorder.event`` takes an :data:`EventName`, so mypy
 checks every caller's name against it.  The strings are the contract
-(docs/design.md "Contract: run records"): renaming one is a change there too.
+(docs/reference-records.md): renaming one is a change there too.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``rocmbuild history``: past runs, and which remedies cure which failures (issue 16).
+"""``rocmbuild history``: past runs, and which remedies cure which failures.
 
 Owns finding past runs (every ``runs/*/summary.json`` under the state dir,
 plus the run dirs listed in ``runs.index`` there, which is how a run with

@@ -1,4 +1,4 @@
-"""``--notify CMD``: tell someone the run ended (issue 16).
+"""``--notify CMD``: tell someone the run ended.
 
 Owns running the user's notify command once per rocmbuild invocation, after
 the last run record is final, whatever the outcome.  The command is a shell

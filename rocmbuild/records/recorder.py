@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any, TextIO
 
 from rocmbuild import paths
 from rocmbuild.errors import UsageError
-from rocmbuild.records.eventlog import HELD_TIME, iso_now, json_logger
+from rocmbuild.records.eventlog import json_logger
 from rocmbuild.records.events import EventName
 from rocmbuild.records.recordfile import CorruptRecord, read_events, read_summary
 from rocmbuild.records.redact import redact, redact_value, secret_name, secret_values
@@ -101,14 +101,8 @@ class RunRecorder:
     extra: dict[str, Any] = field(default_factory=dict)
     echo: IO[str] | None = None  # --verbose: every event also goes here, as it is recorded
     write_error: str | None = None  # the first record that could not be written (a full filesystem)
-    # A build's recorder (app.py) holds its events until the first attempt's process starts
-    # (open_events: the runner's ``started`` hook), or until anything else needs them on disk:
-    # the first summary after the start (add_attempt, write_summary), close, or open_events called
-    # before a slow step (preflight).  Keeps structlog's import (~25 ms) off the way to the first attempt.
-    hold_events: bool = False
-    _events_file: IO[str] | None = None
+    _events_file: TextIO | None = None
     _log: Any = None
-    _held: list[tuple[str, dict[str, Any], str]] = field(default_factory=list)
     # The values of the secret-named variables the build inherits: blanked wherever the build's output
     # carries them into a record (a diagnosis's line and context, a note).
     secrets: tuple[str, ...] = field(default_factory=lambda: secret_values(os.environ))
@@ -117,24 +111,12 @@ class RunRecorder:
         fd = os.open(self.run_dir / "events.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
                      PRIVATE_FILE)
         self._events_file = os.fdopen(fd, "a", encoding="utf-8")
-        if not self.hold_events:
-            self.open_events()
+        self._log = json_logger(self._events_file)
         # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
         write_private(self.run_dir / "summary.json",
                       json.dumps(redact(self.summary("running", None), self.secrets)) + "\n")
 
-    def open_events(self) -> None:
-        """events.jsonl's writer (structlog, without rich's import cost); the held events written, in order."""
-        if self._log is not None or self._events_file is None:
-            return
-        self._log = json_logger(self._events_file)
-        held, self._held = self._held, []
-        for event_name, fields, at in held:
-            self._write_event(event_name, {HELD_TIME: at, **fields})
-
     def _write_event(self, event_name: str, fields: dict[str, Any]) -> None:
-        if self._log is None:  # its writer could not be made (close() went on without it)
-            return
         try:
             self._log.info(event_name, **fields)
         except (OSError, ValueError) as exc:  # a full or broken filesystem: the run goes on, the summary says so
@@ -142,10 +124,7 @@ class RunRecorder:
 
     def event(self, event_name: EventName, /, **fields: Any) -> None:
         fields = redact(fields, self.secrets)
-        if self._log is None and self._events_file is not None:
-            self._held.append((event_name, fields, iso_now()))
-        else:
-            self._write_event(event_name, fields)
+        self._write_event(event_name, fields)
         if self.echo is not None:
             shown = " ".join(f"{k}={v}" for k, v in fields.items() if k not in ("env", "context", "options"))
             self.echo.write(f"rocmbuild[{event_name}] {shown}\n")
@@ -172,7 +151,6 @@ class RunRecorder:
         }
 
     def write_summary(self, outcome: str, exit_code: int | None) -> dict[str, Any]:
-        self.open_events()  # the events before the summary that follows them
         data: dict[str, Any] = redact(self.summary(outcome, exit_code), self.secrets)
         if self.write_error:
             data["records_incomplete"] = self.write_error
@@ -196,8 +174,6 @@ class RunRecorder:
         return path
 
     def close(self) -> None:
-        with contextlib.suppress(Exception):  # a run ended before its first attempt: its held events
-            self.open_events()
         if self._events_file is not None:
             with contextlib.suppress(OSError):
                 self._events_file.close()

@@ -75,7 +75,7 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
     notes = (str(e.get("message")) for e in events if e.get("event") in ("remedy.warning", "cache.warning"))
     for note in dict.fromkeys(notes):  # each once, in order: a remedy skipped on every attempt says it each time
         console.print(f"note: {note}")
-    for warning in summary.get("warnings") or []:   # issue 17: extra archs, configure-time downgrades
+    for warning in summary.get("warnings") or []:   # extra archs, configure-time downgrades
         console.print(f"warning: {warning}")
     if outcome == "up_to_date" and isinstance(summary.get("up_to_date"), Mapping):
         compared = summary["up_to_date"].get("compared") or {}

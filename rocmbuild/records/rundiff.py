@@ -1,4 +1,4 @@
-"""``rocmbuild report RUN_DIR --diff [OTHER]``: what changed since the last good run (issue 16).
+"""``rocmbuild report RUN_DIR --diff [OTHER]``: what changed since the last good run.
 
 Owns comparing two runs from their records: the environment rocmbuild set (each run's last
 attempt), ROCm version, HIP compiler, tool versions, source revision and submodule SHAs

@@ -1,10 +1,10 @@
-"""What a run was built with, beyond its environment: ``facts.json`` in the run dir (issue 16).
+"""What a run was built with, beyond its environment: ``facts.json`` in the run dir.
 
-Owns collecting, once at the start of a run (beside its first attempt: :func:`start_facts`),
+Owns collecting, once at the start of a run (before its first attempt: :func:`save_facts`),
 the facts ``report --diff`` compares between a failing run and the last good one: ROCm root and
 version, the HIP compiler (path and its ``--version`` first line), tool versions (cmake, ninja,
 and setuptools, pip, torch in the build's interpreter), the source revision and submodule SHAs.
-Each probe is a short command through ``proc.capture`` (or ``proc.start``); a missing tool is
+Each probe is a short command through ``proc.capture``, all at once; a missing tool is
 recorded as ``null``, never an error.
 """
 
@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +57,6 @@ def _probe_calls(plan: Any) -> dict[str, tuple[list[str], Any, float]]:
         calls["compiler"] = ([compiler.path, "--version"], env, 10)
     if (source / ".git").exists():
         calls["revision"] = (["git", "-C", str(source), "rev-parse", "HEAD"], None, 10)
-        # Asked with the revision, not after it: every probe starts before the attempt's step does.
         if (source / ".gitmodules").is_file():
             calls["submodules"] = (["git", "-C", str(source), "submodule", "status", "--recursive"], None, 30)
     return calls
@@ -99,92 +97,6 @@ def _write(run_dir: Path, facts: Mapping[str, Any]) -> None:
 
 def save_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> None:
     _write(run_dir, collect_facts(plan, run))
-
-
-class FactsJob:
-    """facts.json being gathered while the run goes on (:func:`start_facts`); :meth:`wait` ends it.
-
-    Nothing in facts.json decides anything before the first attempt, and its probes take
-    0.2-0.5 s (hipcc is a perl script that probes for GPUs, the build's Python imports
-    importlib.metadata): they run beside the attempt.  The file is written by a thread the
-    moment the last answer is in, so a run killed after that still has it; a run killed in
-    the first second may have none (``report --diff`` then compares what summary.json holds).
-    """
-
-    def __init__(self, run_dir: Path, plan: Any, started: Mapping[str, Callable[[], proc.CommandResult]]) -> None:
-        self.run_dir = run_dir
-        self.error: BaseException | None = None
-        self._thread = threading.Thread(target=self._finish, args=(plan, started), name="rocmbuild-facts",
-                                        daemon=True)
-        self._thread.start()
-
-    def _finish(self, plan: Any, started: Mapping[str, Callable[[], proc.CommandResult]]) -> None:
-        try:
-            _write(self.run_dir, _assemble(plan, {name: answer() for name, answer in started.items()}))
-        except BaseException as exc:  # kept for wait(): a thread's exception would be lost
-            self.error = exc
-
-    def wait(self, timeout: float | None = 90) -> bool:
-        """Until facts.json is written (the probes time out after 30 s at most); False when it could not be."""
-        self._thread.join(timeout)
-        return not self._thread.is_alive() and self.error is None
-
-
-class DeferredFacts:
-    """facts.json for a build: its probes started once the first attempt's process exists (:meth:`start`,
-    from the attempt's ``on_start``), not on the way to it, where they only cost that start (their
-    processes compete for the CPUs with rocmbuild's own start: ~5 ms of a build's first attempt).
-
-    Started after the step, they are still rocmbuild's own children, not the build's: the runner's
-    process tree leaves out what :mod:`command` started and has not collected yet (``pending_pids``).
-    A run that ends without an attempt (up to date, preflight, an error) starts them when it waits for
-    them, so its facts.json is there as before (app.py starts none after an interrupt).  A replaced
-    runner (a test's) is asked at once, as :func:`start_facts` does: nothing it starts runs into the attempt.
-    """
-
-    def __init__(self, run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> None:
-        self._args = (run_dir, plan, run)
-        self.job: FactsJob | None = None if run is proc.capture else start_facts(run_dir, plan, run)
-
-    def start(self) -> None:
-        if self.job is None:
-            self.job = start_facts(*self._args)
-
-    @property
-    def started(self) -> bool:
-        return self.job is not None
-
-    @property
-    def error(self) -> BaseException | None:
-        return self.job.error if self.job is not None else None
-
-    def wait(self, timeout: float | None = 90) -> bool:
-        """Until facts.json is written (its probes started now if they were not); False when it could not be."""
-        self.start()
-        assert self.job is not None
-        return self.job.wait(timeout)
-
-
-def _answered(result: proc.CommandResult) -> Callable[[], proc.CommandResult]:
-    return lambda: result
-
-
-def start_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> FactsJob:
-    """Start gathering facts.json now: with the real runner, every probe's process exists on return.
-
-    The probes are children the runner does not take for the build's, also when a step is running
-    (``command.pending_pids``, left out of ``proctree.Tree``).  A replaced runner (a test's) is asked
-    here and now: whatever it starts must not outlive this call into the attempt.
-    """
-    calls = _probe_calls(plan)
-    started: dict[str, Callable[[], proc.CommandResult]] = {}
-    if run is proc.capture:
-        for name, (argv, env, timeout) in calls.items():
-            started[name] = proc.start(argv, env=env, timeout=timeout).result
-    else:
-        for name, result in proc.capture_many(run, calls).items():
-            started[name] = _answered(result)
-    return FactsJob(run_dir, plan, started)
 
 
 def load_facts(run_dir: Path) -> dict[str, Any]:

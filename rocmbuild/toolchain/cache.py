@@ -20,6 +20,7 @@ Only ``write_wrappers`` touches the file system and only the functions taking a
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -33,7 +34,6 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from rocmbuild import paths
-from rocmbuild.digest import sha256_hex
 from rocmbuild.errors import UsageError
 from rocmbuild.planning.environment import EnvChange
 from rocmbuild.process import command as proc
@@ -255,7 +255,7 @@ def wrapper_bin(wrapper_dir: Path) -> Path:
 def default_wrapper_dir(real_clang_dir: Path, tool: CacheTool, launcher: Path | None = None) -> Path:
     """One wrapper dir per (toolchain, cache tool, launcher shim), in rocmbuild's user cache dir."""
     via = f"\0{launcher}" if launcher is not None else ""
-    key = sha256_hex(f"{real_clang_dir.resolve()}\0{tool.path}{via}")[:12]
+    key = hashlib.sha256(f"{real_clang_dir.resolve()}\0{tool.path}{via}".encode()).hexdigest()[:12]
     return paths.cache_dir("hip-clang-wrappers", key)
 
 

@@ -1,4 +1,4 @@
-"""The global job limit (issue 16): the launcher shim, each attempt's slots, and what the slots saw.
+"""The global job limit: the launcher shim, each attempt's slots, and what the slots saw.
 
 rocmbuild routes every compile through its launcher (``launcher.py``, stdlib only, on the hot path):
 CMake's ``CMAKE_<LANG>_COMPILER_LAUNCHER`` (also in ``CMAKE_ARGS`` for vLLM) and the hipcc clang
@@ -18,6 +18,7 @@ clang wrapper runs it): a user with ``--no-cache`` and 64 jobs gets the limit to
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import shutil
@@ -27,7 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.digest import sha256_hex
 from rocmbuild.planning.environment import EnvChange
 from rocmbuild.toolchain import cache, launcher
 from rocmbuild.toolchain.launchshim import install_launcher, launcher_env
@@ -67,7 +67,7 @@ def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: Any) -> di
     identity = "\0".join(str(part) for part in (hipcc, st.st_ino, st.st_size, st.st_mtime_ns, shim,
                                                  caller_env.get("PATH"), caller_env.get("ROCM_PATH"),
                                                  caller_env.get("HIP_PLATFORM")))
-    memo = paths.cache_dir("hip-clang-wrappers", f"limit-{sha256_hex(identity)[:12]}.json")
+    memo = paths.cache_dir("hip-clang-wrappers", f"limit-{hashlib.sha256(identity.encode()).hexdigest()[:12]}.json")
     with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
         known = json.loads(memo.read_text())["bin"]
         if known is None or Path(known).is_dir():
@@ -76,7 +76,7 @@ def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: Any) -> di
     env: dict[str, str] = {}
     real = cache.find_real_clang_dir(caller_env, run)
     if real is not None:
-        key = sha256_hex(f"{real.resolve()}\0{shim}")[:12]
+        key = hashlib.sha256(f"{real.resolve()}\0{shim}".encode()).hexdigest()[:12]
         try:
             bin_dir = cache.write_wrappers(paths.cache_dir("hip-clang-wrappers", key), real, shim)
         except OSError:

@@ -1,4 +1,4 @@
-"""The compile launcher (issue 16): one slot of the run's global job limit per compile, and its record.
+"""The compile launcher: one slot of the run's global job limit per compile, and its record.
 
 Run as ``python -I -S launcher.py COMMAND ARGS...`` (through the shim ``launchshim.install_launcher``
 writes) by CMake's ``CMAKE_<LANG>_COMPILER_LAUNCHER`` and by the hipcc clang wrapper, before ccache

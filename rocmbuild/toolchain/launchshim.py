@@ -1,4 +1,4 @@
-"""The launcher shim: the one-word command every compile starts through (issue 16's job limit).
+"""The launcher shim: the one-word command every compile starts through (the global job limit).
 
 ``install_launcher`` writes ``rocmbuild-launch`` (limit only) or ``rocmbuild-launch-ccache`` (limit,
 then the cache tool): a shell script that runs ``launcher.py`` with this interpreter, kept in the
@@ -9,6 +9,7 @@ and the limit-only path (joblimit.py) use it, so it depends on neither.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import sys
@@ -16,7 +17,6 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from rocmbuild import paths
-from rocmbuild.digest import sha256_hex
 from rocmbuild.toolchain import launcher
 
 LAUNCHER_SCRIPT = Path(launcher.__file__)
@@ -36,7 +36,7 @@ def install_launcher(cache_tool: Path | None = None, python: str | None = None,
     python = python or sys.executable
     text = shim_text(python, cache_tool)
     if directory is None:
-        key = sha256_hex(text)[:12]
+        key = hashlib.sha256(text.encode()).hexdigest()[:12]
         directory = paths.cache_dir("launcher", key)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / (f"rocmbuild-launch-{cache_tool.name}" if cache_tool else "rocmbuild-launch")
