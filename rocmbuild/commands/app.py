@@ -39,11 +39,7 @@ from rocmbuild.planning.plan import BuildPlan, render_plan
 from rocmbuild.planning.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
-<<<<<<< HEAD
 from rocmbuild.process.contained import Bounds, bounded_run
-from rocmbuild.process.statelock import Held, StateLock
-=======
->>>>>>> main
 from rocmbuild.process.treelock import TreeLock
 from rocmbuild.provisioning import provision, requirements
 from rocmbuild.provisioning.wheels import check_wheel_dir
@@ -251,14 +247,8 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     remember_versions(paths.state_dir("probes"))
     if options.dry_run:
         return show_plans(names, options, environ, streams, services)
-<<<<<<< HEAD
-    # The first move into a cgroup after a quiet spell waits ~5-25 ms for the kernel; planning
-    # (and a preflight cached or skipped) takes about that long, so the wait is over by the spawn.
-    containment.warm_up()
     # The budget counts from here: installing requires (--requires-from) is part of the command's time.
     deadline = services.clock() + options.budget_s if options.budget_s else None
-=======
->>>>>>> main
     plans = plan_all(names, options, environ, services)
     if options.wheel_dir is not None:  # before hours of build, not after them
         check_wheel_dir(options.wheel_dir)
@@ -406,14 +396,9 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
-<<<<<<< HEAD
         outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
                                                   bounds)
-    return _finish(rec, outcome, reason, options, streams, facts)
-=======
-        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason)
     return _finish(rec, outcome, reason, options, streams)
->>>>>>> main
 
 
 def _record_containment(rec: RunRecorder, streams: Streams) -> None:

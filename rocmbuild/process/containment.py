@@ -27,10 +27,7 @@ import signal
 import subprocess
 import sys
 import time
-<<<<<<< HEAD
-from collections.abc import Callable, Iterable
-=======
->>>>>>> main
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
