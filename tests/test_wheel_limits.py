@@ -158,8 +158,9 @@ def test_a_manifest_of_the_wrong_shape_is_refused_before_the_build(tmp_path: Pat
     wheels = tmp_path / "wheels"
     wheels.mkdir()
     (wheels / "manifest.json").write_bytes(BAD_MANIFESTS[shape])
-    code, err, _, _ = rocmbuild(argv(tmp_path, recipe(tmp_path, build=f"touch {built}"),
-                                     "--wheel-dir", str(wheels)), env_for(tmp_path))
+    made = demo_wheel(tmp_path)  # a good build and wheel step: without the check, the manifest is read after them
+    r = recipe(tmp_path, build=f"touch {built}", wheel=f'cp {made} "$WHEEL_DIR"/')
+    code, err, _, _ = rocmbuild(argv(tmp_path, r, "--wheel-dir", str(wheels)), env_for(tmp_path))
     assert code == 2, err
     assert "is not a rocmbuild manifest" in err and "what to do:" in err and "Traceback" not in err
     assert not built.exists()
