@@ -356,3 +356,15 @@ def test_without_cgroups_a_sigkilled_run_still_ends_its_daemons(tmp_path: Path) 
         if proc.poll() is None:
             proc.kill()
         kill_with(marker)
+
+
+def test_doctor_says_a_broken_manifest_would_be_refused_instead_of_crashing(tmp_path: Path) -> None:
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    (wheels / "manifest.json").write_bytes(BAD_MANIFESTS["nested 100000 deep"])
+    proc = subprocess.run([ROCMBUILD, "doctor", "--wheel-dir", str(wheels), "--json"], env=env_for(tmp_path),
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode != 70 and "Traceback" not in proc.stderr, proc.stderr[-300:]
+    fleet = json.loads(proc.stdout)["fleet"]["wheel_dir"]
+    assert fleet["wheels"] == [] and fleet["exists"] is True
+    assert "is not a rocmbuild manifest" in proc.stdout
