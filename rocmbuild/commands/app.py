@@ -39,7 +39,7 @@ from rocmbuild.planning.plan import BuildPlan, render_plan
 from rocmbuild.planning.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
-from rocmbuild.process.contained import Bounds, bounded_run
+from rocmbuild.process.sidestep import Bounds, bounded_run
 from rocmbuild.process.treelock import TreeLock
 from rocmbuild.provisioning import provision, requirements
 from rocmbuild.provisioning.wheels import check_wheel_dir

@@ -10,7 +10,7 @@ from __future__ import annotations
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
 from rocmbuild.planning.plan import BuildPlan
-from rocmbuild.process.contained import Bounds
+from rocmbuild.process.sidestep import Bounds
 from rocmbuild.provisioning import fingerprint
 from rocmbuild.provisioning.wheels import (  # noqa: F401  (wheels' names, as callers knew them here)
     MANIFEST,

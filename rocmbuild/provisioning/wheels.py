@@ -2,7 +2,7 @@
 
 Owns: refusing a wheel dir that cannot take a wheel (a file, a read-only mount, no permission) and a
 ``manifest.json`` of the wrong shape *before* the build (exit 2, what/why/todo); running the recipe's
-wheel step into a staging dir as a contained step (process/contained.py: the --budget, the stall
+wheel step into a staging dir as a contained step (process/sidestep.py: the --budget, the stall
 timeout, an interrupt and a daemon it leaves behind are handled as in an attempt); verifying each
 wheel's code objects for every requested arch; and publishing wheel + manifest entry under a lock
 (nodes share the dir).  A wheel of the same file name that the manifest gives to *another* recipe,
@@ -28,7 +28,7 @@ import filelock
 from rocmbuild.errors import Outcome, UsageError
 from rocmbuild.options import BuildOptions
 from rocmbuild.planning.plan import BuildPlan
-from rocmbuild.process.contained import Bounds, ended_why, run_step, tail
+from rocmbuild.process.sidestep import Bounds, ended_why, run_step, tail
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Streams
 from rocmbuild.verification.artifacts import verify_artifacts

@@ -1,4 +1,4 @@
-"""Commands rocmbuild runs outside an attempt, contained and bounded exactly like an attempt's step.
+"""Side steps: commands rocmbuild runs outside an attempt, contained and bounded exactly like an attempt's step.
 
 Owns: running the wheel step and ``--requires-from``'s pip through the attempt engine
 (:func:`rocmbuild.process.runner.run_attempt`) rather than a bare ``subprocess`` call, so that the
