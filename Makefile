@@ -4,12 +4,12 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 # Debian's HIP toolchain (HIP 5.2, clang 15) and the tools the tests use; clang-19 + lld-19
 # compile HIP for gfx942 (docs/rocm-facts.md, "gfx942 for real on Debian 12").
-APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-server ninja-build cmake git clang-19 lld-19 llvm-19 clang-tools-19
+APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-server ninja-build cmake git clang-19 lld-19 llvm-19 clang-tools-19 chromium
 # CMake's HIP language with clang-19 needs CMake >= 3.28 (Debian 12 has 3.25): PyPI's, into the venv.
 CMAKE_PIP := cmake>=3.28,<5
 export HIP_PLATFORM ?= amd
 
-.PHONY: install toolchain test test-fast lint demo bench clean
+.PHONY: install toolchain test test-fast test-slurm lint demo bench clean
 
 install: $(VENV)/.installed
 
@@ -43,6 +43,15 @@ toolchain: install
 # One worker per CPU (pytest-xdist): most of the suite waits on real processes and PTYs.
 test: install toolchain
 	$(PY) -m pytest -q -n auto
+
+# The scheduler tier: a real single-node Slurm cluster (munged, slurmctld, slurmd; tests/slurm/cluster.sh
+# installs slurm-wlm + munge when missing and it may), the tests against it, then the daemons stopped by
+# their PIDs whatever the tests did.  Needs root.  tests/conftest.py collects tests/slurm only here.
+SLURM_DIR ?= /tmp/rocmbuild-slurm
+test-slurm: install toolchain
+	ROCMBUILD_SLURM_DIR=$(SLURM_DIR) bash tests/slurm/cluster.sh start
+	SLURM_CONF=$(SLURM_DIR)/slurm.conf TEST_SLURM=1 $(PY) -m pytest -q -p no:cacheprovider tests/slurm; \
+	  rc=$$?; ROCMBUILD_SLURM_DIR=$(SLURM_DIR) bash tests/slurm/cluster.sh stop; exit $$rc
 
 # The in-process tier: pure policy, parsing, planning through make_plan, and the ladder through the
 # real BuildSession with a fake attempt runner (Services.attempt). Seconds, no toolchain needed.

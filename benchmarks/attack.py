@@ -12,7 +12,9 @@ included), sigkill-records (records readable after SIGKILL), leftovers, clean
 (nothing outside the tree deleted), secrets, repro, lock, reader (a closed or
 damaged reader, damaged records), fs, recipe, options (bad input exits 2), flood
 (memory flat), redos (a catastrophic user regex is refused or cannot hang the
-build), trust (files another user can change), terminal (escapes from the build).
+build), trust (files another user can change), terminal (escapes from the build), uptodate (a
+change the build depends on is never answered with up_to_date), special (FIFOs, devices, a
+sparse file, signals and --budget while the fingerprint reads the tree): attack_uptodate.py.
 """
 
 from __future__ import annotations
@@ -1033,6 +1035,9 @@ def cases() -> list[Case]:
     table += [(f"trust: {k}", foreign_files(k)) for k in ("resume a nobody-owned 0777 run dir", "recipes",
                                                           "signatures")]
     table.append(("terminal: OSC 52 and OSC 0 from the build", osc_on_terminal))
+    from attack_uptodate import cases as uptodate_cases  # beside this file: a false up_to_date, special files
+
+    table += uptodate_cases()
     # round 3: wheels, limits in every step, containment without cgroups
     table += [(f"wheels: --wheel-dir {k}", wheel_dir_case(k)) for k in ("file", "read-only mount")]
     table += [(f"wheels: manifest.json {k}", manifest_case(k)) for k in MANIFEST_SHAPES]

@@ -161,10 +161,12 @@ def grep_seconds(path: Path, keywords: list[bytes], runs: int = 3) -> float:
 
 
 def catalogue_keywords() -> list[bytes]:
+    """Every keyword the classifier asks the scanner for: the catalogue's and its own markers."""
     sys.path.insert(0, str(ROOT))
     from rocmbuild.diagnosis.catalogue import load_catalogue
+    from rocmbuild.diagnosis.classifier import Classifier
 
-    return list(load_catalogue(user=False).keywords)
+    return list(Classifier(load_catalogue(user=False)).keywords)
 
 
 _CHILD = """

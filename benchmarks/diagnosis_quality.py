@@ -11,9 +11,12 @@ classifier must answer ``unknown`` there).  Prints:
 - a per-category confusion matrix (label rows, prediction columns);
 - every miss with the decisive line the classifier chose.
 
-    python benchmarks/diagnosis_quality.py [DIR] [--json FILE] [--quiet]
+    python benchmarks/diagnosis_quality.py [DIR ...] [--json FILE] [--quiet]
 
-DIR defaults to ``../shared/reallogs`` beside the repository when it exists.
+DIR defaults to ``../shared/reallogs`` beside the repository when it exists.  A DIR without
+``labels.json`` whose subdirectories have one (``benchmarks/reallogs``: a batch each) is scored
+batch by batch, in name order; several DIRs or batches end with a table (one row each, then the
+total), and ``--json`` then holds one entry per batch.
 Exit 0 always (a measurement, not a test); 2 when DIR is not in that format.
 """
 
@@ -119,27 +122,59 @@ def report(cases: list[Case], directory: Path, quiet: bool) -> str:
     return "\n".join(lines)
 
 
+def expand(dirs: list[Path]) -> list[Path]:
+    """Each DIR, or its subdirectories holding labels.json (a directory of batches), in name order."""
+    out: list[Path] = []
+    for directory in dirs:
+        batches = sorted(p.parent for p in directory.glob("*/labels.json"))
+        out.extend(batches if not (directory / "labels.json").is_file() and batches else [directory])
+    return out
+
+
+def summary(directory: Path, cases: list[Case]) -> dict[str, object]:
+    return {"dir": str(directory), "total": len(cases), "right": sum(c.right for c in cases),
+            "confidently_wrong": sum(c.confidently_wrong for c in cases),
+            "cases": [{**c.__dict__, "right": c.right} for c in cases]}
+
+
+def table(rows: list[dict[str, object]]) -> str:
+    lines = ["| set | cases | right | confidently wrong |", "| --- | --- | --- | --- |"]
+    for row in rows:
+        total, right, wrong = int(str(row["total"])), int(str(row["right"])), int(str(row["confidently_wrong"]))
+        lines.append(f"| {Path(str(row['dir'])).name} | {total} | {right}/{total} = {100 * right / max(total, 1):.1f}% "
+                     f"| {wrong} ({100 * wrong / max(total, 1):.1f}%) |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("dir", nargs="?", type=Path, default=DEFAULT_DIR)
+    parser.add_argument("dir", nargs="*", type=Path, default=[DEFAULT_DIR])
     parser.add_argument("--json", type=Path, help="also write the cases and totals as JSON here")
     parser.add_argument("--quiet", action="store_true", help="totals and the matrix only")
     args = parser.parse_args(argv)
-    if not args.dir.is_dir():
-        print(f"error: {args.dir} is not a directory (expected NNN.log files and labels.json)", file=sys.stderr)
-        return 2
-    try:
-        cases = classify_dir(args.dir)
-    except SystemExit as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    print(report(cases, args.dir, args.quiet))
+    for directory in args.dir:
+        if not directory.is_dir():
+            print(f"error: {directory} is not a directory (expected NNN.log files and labels.json)", file=sys.stderr)
+            return 2
+    rows: list[dict[str, object]] = []
+    every: list[Case] = []
+    for directory in expand(args.dir):
+        try:
+            cases = classify_dir(directory)
+        except SystemExit as exc:
+            print(exc, file=sys.stderr)
+            return 2
+        print(report(cases, directory, args.quiet))
+        rows.append(summary(directory, cases))
+        every.extend(cases)
+    if len(rows) > 1:
+        total = summary(Path("all"), every)
+        print("\n" + table([*rows, total]))
     if args.json:
-        right = sum(c.right for c in cases)
-        args.json.write_text(json.dumps({
-            "dir": str(args.dir), "total": len(cases), "right": right,
-            "confidently_wrong": sum(c.confidently_wrong for c in cases),
-            "cases": [{**c.__dict__, "right": c.right} for c in cases]}, indent=1))
+        data = rows[0] if len(rows) == 1 else {"sets": rows, "total": len(every),
+                                                "right": sum(c.right for c in every),
+                                                "confidently_wrong": sum(c.confidently_wrong for c in every)}
+        args.json.write_text(json.dumps(data, indent=1))
     return 0
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -25,6 +26,7 @@ from rocmbuild.options import (
     DEFAULT_MAX_ATTEMPTS,
     BuildOptions,
     parse_duration,
+    parse_notify_timeout,
     parse_positive_int,
     parse_seconds,
 )
@@ -84,12 +86,13 @@ def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
                     help="after success, leave each recipe's verified wheel and a manifest in DIR"),
         _env_option("requires_from", "--requires-from", metavar="URL_OR_DIR",
                     help="install a recipe's requires (e.g. ROCm torch) from this wheel index or wheelhouse"),
-        _env_option("notify", "--notify", metavar="CMD",
+        _env_option("notify", "--notify", metavar="CMD|URLS",
                     help="shell command run once when the run ends; summary JSON on stdin, ROCMBUILD_OUTCOME, "
-                         "ROCMBUILD_EXIT_CODE, ROCMBUILD_RUN_DIR set"),
+                         "ROCMBUILD_EXIT_CODE, ROCMBUILD_RUN_DIR set; or notification URLs (apprise: slack://, "
+                         "msteams://, matrixs://, mailtos://, ntfys://, json://host/path), space separated"),
         _env_option("detach", "--detach", is_flag=True,
                     help="run in the background in its own session (console output into the run dir); "
-                         "print run dir and PID, exit 0 at once"),
+                         "print run dir and PID once it passed its refusals (else its refusal and exit code)"),
         _env_option("memory_reserve", "--memory-reserve", metavar="SIZE",
                     help="keep SIZE of memory available: pause the newest compile jobs when below, resume when "
                          "back (default: min(4G, 10% of memory); off: no guard)"),
@@ -145,7 +148,7 @@ def make_options(kw: dict[str, Any], dry_run: bool = False) -> BuildOptions:
         notify=(kw["notify"] or "").strip() or None,
         detach=kw["detach"],
         memory_reserve=_memory_reserve(kw["memory_reserve"]),
-        notify_timeout_s=parse_duration(os.environ["ROCMBUILD_NOTIFY_TIMEOUT"], "ROCMBUILD_NOTIFY_TIMEOUT")
+        notify_timeout_s=parse_notify_timeout(os.environ["ROCMBUILD_NOTIFY_TIMEOUT"])
         if os.environ.get("ROCMBUILD_NOTIFY_TIMEOUT") else 60.0,
     )
 
@@ -193,6 +196,18 @@ def cli() -> None:
 def build(recipes: tuple[str, ...], **kw: Any) -> None:
     """Build RECIPE(s) in order, diagnosing failures and retrying with remedies."""
     options = make_options(kw)
+    if os.environ.get("SLURM_JOB_ID") and not options.dry_run:  # in a batch job: its run, maybe to continue
+        from dataclasses import replace
+
+        from rocmbuild.commands.schedjob import job_run
+
+        found = job_run(os.environ, recipes, options.run_dir)
+        if found is not None and found.resume:  # a requeued job starting again: continue its run
+            from rocmbuild.commands.resuming import resume_run
+
+            raise SystemExit(resume_run(str(found.run_dir), dict(os.environ), _streams()))
+        if found is not None:
+            options = replace(options, run_dir=found.run_dir)
     if options.detach and not options.dry_run:
         options = _detach(recipes, options)
     from rocmbuild.commands.app import build as run_build
@@ -201,7 +216,9 @@ def build(recipes: tuple[str, ...], **kw: Any) -> None:
 
 
 def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
-    """--detach: check what is cheap to check here, fork; the parent prints and exits 0 (detach.py)."""
+    """--detach: check what is cheap to check here, fork; the parent waits until the background run has
+    passed its refusals (lock, run dir, preflight), prints where it runs and exits 0, or exits with the
+    run's own code and refusal (detach.py)."""
     from dataclasses import replace
 
     from rocmbuild.planning.planning import load_recipes
@@ -209,13 +226,31 @@ def _detach(recipes: tuple[str, ...], options: BuildOptions) -> BuildOptions:
 
     load_recipes(recipes)  # a bad recipe name is exit 2 here, not a line in a log nobody reads
     run_dir = detached_run_dir(recipes, options.run_dir)
-    pid = detach(run_dir)
-    if pid is not None:
-        click.echo(f"rocmbuild: running in the background, PID {pid}\n"
-                   f"  run dir: {run_dir}\n  console: {run_dir / CONSOLE_LOG}\n"
-                   f"  progress: rocmbuild report {run_dir}")
-        raise SystemExit(0)
-    return replace(options, run_dir=run_dir, detach=False)
+    started = detach(run_dir)
+    if started is None:
+        return replace(options, run_dir=run_dir, detach=False)
+    console = run_dir / CONSOLE_LOG
+    follow = f"rocmbuild report {shlex.quote(str(run_dir))}"
+    if started.exit_code is not None:  # it ended before it started building: refused, or nothing to do
+        error = started.error or {}
+        if options.json:
+            click.echo(json.dumps({"run_dir": str(run_dir), "pid": started.pid, "console": str(console),
+                                   "follow": follow, "exit_code": started.exit_code, **error}))
+        if error:
+            click.echo(RocmbuildError(str(error.get("error")), str(error.get("why") or ""),
+                                      str(error.get("todo") or "")).render(), err=True)
+        ended = ("finished: nothing to build (up to date)" if started.exit_code == 0
+                 else f"ended with exit {started.exit_code} before it started building")
+        click.echo(f"rocmbuild: the background run (PID {started.pid}) {ended}; console: {console}", err=True)
+        raise SystemExit(started.exit_code)
+    if options.json:
+        click.echo(json.dumps({"run_dir": str(run_dir), "pid": started.pid, "console": str(console),
+                               "follow": follow, "stop": f"kill -TERM {started.pid}",
+                               "resume": f"rocmbuild resume {shlex.quote(str(run_dir))}", "exit_code": None}))
+    else:
+        click.echo(f"rocmbuild: running in the background, PID {started.pid}\n"
+                   f"  run dir: {run_dir}\n  console: {console}\n  progress: {follow}")
+    raise SystemExit(0)
 
 
 @cli.command()
@@ -285,12 +320,19 @@ def recipes_cmd(as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="print summary.json")
 @click.option("--diff", "diff_with", is_flag=False, flag_value="", default=None, metavar="[OTHER]",
               help="what differs from the last successful run of the same recipe (or OTHER run dir)")
-def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
+@click.option("--html", "as_html", is_flag=True,
+              help="write one self-contained HTML page (default RUN_DIR/report.html; -o - for stdout)")
+@click.option("-o", "--output", default=None, metavar="FILE", help="where --html writes the page")
+def report(run_dir: str, as_json: bool, diff_with: str | None, as_html: bool, output: str | None) -> None:
     """Render a past run (RUN_DIR, or `latest`); --diff: against the last good run (after RUN_DIR)."""
     from rocmbuild.records.recorder import find_run_dir, load_run
     from rocmbuild.records.report import render_summary
 
     path = find_run_dir(run_dir)
+    if as_html:
+        from rocmbuild.records.htmlreport import report_html
+
+        _write_page(report_html(path), output, path / "report.html")
     summary, events = load_run(path)
     if diff_with is not None:
         from rocmbuild.records.rundiff import diff_runs, last_good_run, render_diff
@@ -310,6 +352,26 @@ def report(run_dir: str, as_json: bool, diff_with: str | None) -> None:
     raise SystemExit(0)
 
 
+def _write_page(text: str, output: str | None, default: Path) -> None:
+    """An HTML page to ``output`` (``-``: stdout), else to ``default``; says where, exit 0 (2 if unwritable)."""
+    if output == "-":
+        click.echo(text, nl=False)
+        raise SystemExit(0)
+    target = Path(output).expanduser() if output else default
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        from rocmbuild.records.recorder import write_private
+
+        tmp = target.with_name(f".{target.name}.tmp")
+        write_private(tmp, text)  # private like the records it is made of (chmod it to share it)
+        tmp.replace(target)
+    except OSError as exc:
+        raise UsageError(f"cannot write {target}", why=exc.strerror or str(exc),
+                         todo="pass -o FILE somewhere writable, or -o - for stdout") from None
+    click.echo(f"file://{target.resolve()}")
+    raise SystemExit(0)
+
+
 @cli.command("inspect")
 @click.argument("paths", nargs=-1, required=True)
 @click.option("--json", "as_json", is_flag=True, help="one JSON object: every binary and its gfx targets")
@@ -324,7 +386,10 @@ def inspect_cmd(paths: tuple[str, ...], as_json: bool) -> None:
 @click.option("--recipe", default=None, metavar="R", help="only runs of this recipe")
 @click.option("--stats", is_flag=True, help="per signature: times seen, times cured and by which remedy")
 @click.option("--json", "as_json", is_flag=True, help="one JSON object per run (or per signature)")
-def history(recipe: str | None, stats: bool, as_json: bool) -> None:
+@click.option("--html", "as_html", is_flag=True,
+              help="write one self-contained HTML page (default: history.html in the state dir; -o - for stdout)")
+@click.option("-o", "--output", default=None, metavar="FILE", help="where --html writes the page")
+def history(recipe: str | None, stats: bool, as_json: bool, as_html: bool, output: str | None) -> None:
     """Past runs from the state dir (and --run-dir runs it indexed); --stats: which remedies cure what."""
     from rocmbuild.records.history import as_json as to_json
     from rocmbuild.records.history import (
@@ -340,6 +405,10 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
     summaries = [s for s in load_summaries(run_dirs(), skipped) if recipe is None or s.get("recipe") == recipe]
     for record in skipped:  # one line each, on stderr: --json's stdout stays one object a line
         click.echo(f"rocmbuild: skipped {record.path}: {record.why}", err=True)
+    if as_html:
+        from rocmbuild.records.htmlhistory import render_history
+
+        _write_page(render_history(summaries), output, paths.state_dir() / "history.html")
     if stats:
         values: list[Any] = signature_stats(summaries)
         text = render_stats(values)
@@ -353,7 +422,10 @@ def history(recipe: str | None, stats: bool, as_json: bool) -> None:
 @cli.command()
 @click.argument("run_dir")
 def resume(run_dir: str) -> None:
-    """Continue an interrupted or killed run in RUN_DIR where it stopped (same run dir, remedies kept)."""
+    """Continue a run stopped by SIGINT/SIGTERM/SIGHUP or killed, in RUN_DIR, where it stopped.
+
+    Same run dir; the ladder's history, the remedies' environment, the build tree, the compiler cache
+    and what is left of --budget are kept; the attempt the interrupt cut short is not counted."""
     from rocmbuild.commands.resuming import resume_run
 
     raise SystemExit(resume_run(run_dir, dict(os.environ), _streams()))
@@ -405,6 +477,16 @@ def _crash_log(exc: BaseException) -> Path:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point: run the CLI and turn every ending into its exit code."""
+    try:
+        _main(argv)
+    except SystemExit as exc:
+        # A --detach run ending before it passed its refusals: the foreground exits with this code.
+        if (detached := sys.modules.get("rocmbuild.records.detach")) is not None:
+            detached.ended(exc.code if isinstance(exc.code, int) else 1)
+        raise
+
+
+def _main(argv: list[str] | None) -> None:
     # SIGTERM or SIGHUP outside a build (planning, diagnose, doctor) ends like Ctrl-C: exit 130, no
     # traceback.  During a build the runner's InterruptFlag takes over all three signals.
     guard_console()  # a reader going away (| head, a closed terminal) never stops a build
@@ -416,6 +498,8 @@ def main(argv: list[str] | None = None) -> None:
     except RocmbuildError as exc:
         click.echo(redact_text(exc.render(), secret_values(os.environ)), err=True)
         _json_error(argv, exc.exit_code, exc.what, exc.why, exc.todo)
+        if (detached := sys.modules.get("rocmbuild.records.detach")) is not None:  # for the foreground
+            detached.refused(exc.what, exc.why, exc.todo)
         sys.exit(exc.exit_code)
     except click.exceptions.Abort:
         click.echo("rocmbuild: interrupted", err=True)

@@ -54,6 +54,20 @@ def parse_duration(text: str, option: str = "--budget") -> float:
     return total
 
 
+MAX_NOTIFY_TIMEOUT_S = 24 * 3600.0
+
+
+def parse_notify_timeout(text: str, option: str = "ROCMBUILD_NOTIFY_TIMEOUT") -> float:
+    """The notification's time limit: a duration of at most a day (a larger one is no limit, and
+    too large for the clock: refused before the build, not after it)."""
+    value = parse_duration(text, option)
+    if not value <= MAX_NOTIFY_TIMEOUT_S:
+        raise UsageError(f"{option} {text!r} is longer than a day",
+                         why="a notification that may take longer than a day has no time limit at all",
+                         todo=f"write a shorter duration, e.g. {option}=60s (the default) or {option}=10m")
+    return value
+
+
 def parse_positive_int(text: str, option: str) -> int:
     try:
         value = int(str(text).strip())

@@ -24,12 +24,18 @@ pytest_plugins = ["pytester"]
 # hipcc picks the NVIDIA platform on a host that also has CUDA (nvcc is installed here).
 os.environ.setdefault("HIP_PLATFORM", "amd")
 
+# The scheduler tier (tests/slurm) needs a running Slurm cluster: `make test-slurm` starts one, sets
+# TEST_SLURM and runs it; `make test` leaves it out.
+collect_ignore = [] if os.environ.get("TEST_SLURM") else ["slurm"]
+
 # marker -> (program it needs, how to get it)
 NEEDS: dict[str, tuple[str, str]] = {
     "hip": ("hipcc", "apt-get install hipcc rocminfo libamdhip64-dev rocm-device-libs"),
     "redis": ("redis-server", "apt-get install redis-server"),
     # gfx942 for real: clang-19 as the HIP compiler, CMake >= 3.28 from PyPI (`make toolchain`).
     "clang19": ("clang++-19", "apt-get install clang-19 lld-19, then `make toolchain`"),
+    # The HTML pages rendered as a person sees them (tests/browser.py).
+    "browser": ("chromium", "apt-get install chromium"),
 }
 
 _DESELECTED = pytest.StashKey[dict[str, int]]()

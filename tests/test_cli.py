@@ -45,13 +45,15 @@ def run_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess
 
 
 def vllm_plan(proc: subprocess.CompletedProcess[str]) -> dict[str, object]:
-    """A vLLM plan on this host, where torch is not installed: printed, then refused like the run."""
+    """A vLLM plan on this host, where torch is not installed: refused like the run, in ONE JSON document
+    (json.load of the whole stdout) holding the plan and the refusal."""
     assert proc.returncode == 2, proc.stderr
-    lines = proc.stdout.splitlines()
-    error = json.loads(lines[-1])
+    plan: dict[str, object] = json.loads(proc.stdout)
+    error = plan["refusal"]
+    assert isinstance(error, dict) and plan["exit_code"] == 2
     assert error["exit_code"] == 2 and "requires 'torch'" in error["error"]
-    assert "`rocmbuild torch vllm --arch " in error["todo"]
-    plan: dict[str, object] = json.loads(lines[0])
+    assert "`rocmbuild torch vllm --arch " in error["todo"] and error["why"]
+    assert "requires 'torch'" in proc.stderr, "the refusal is also said to a person"
     return plan
 
 
@@ -156,8 +158,10 @@ def test_diagnose_json_matches_the_contract(isolated: dict[str, str]) -> None:
     assert proc.returncode == 0, proc.stderr
     for line, log in zip(proc.stdout.splitlines(), logs, strict=True):
         data = json.loads(line)
+        # The contract's keys, plus how sure the diagnosis is (an extension; nothing removed).
         assert set(data) == {"log", "category", "signature", "line", "text", "fields", "retryable", "remedies",
-                             "context"}
+                             "context", "confidence"}
+        assert data["confidence"] in ("high", "medium")  # a fallback shape is medium
         assert data["log"] == str(log) and data["category"] == "missing_library"
         meta = log.with_suffix(".meta.toml").read_text()
         assert f"line = {data['line']}\n" in meta

@@ -45,3 +45,17 @@ def test_a_directory_not_in_the_format_is_exit_2(tmp_path: Path) -> None:
         proc = subprocess.run([sys.executable, str(SCRIPT), str(target)], capture_output=True, text=True, timeout=60)
         assert proc.returncode == 2
         assert "labels.json" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_a_directory_of_batches_is_scored_batch_by_batch_with_a_total(tmp_path: Path) -> None:
+    (tmp_path / "batches").mkdir()
+    _write_set(tmp_path / "batches" / "b01")
+    _write_set(tmp_path / "batches" / "b02")
+    out = tmp_path / "all.json"
+    proc = subprocess.run([sys.executable, str(SCRIPT), str(tmp_path / "batches"), "--quiet", "--json", str(out)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "| b01 | 4 | 2/4 = 50.0% | 1 (25.0%) |" in proc.stdout
+    assert "| all | 8 | 4/8 = 50.0% | 2 (25.0%) |" in proc.stdout
+    data = json.loads(out.read_text())
+    assert [Path(s["dir"]).name for s in data["sets"]] == ["b01", "b02"] and data["right"] == 4

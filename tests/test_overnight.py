@@ -251,7 +251,8 @@ def test_resume_continues_a_killed_run_with_its_remedies_and_numbering(tmp_path:
 
     again = subprocess.run([ROCMBUILD, "resume", str(run_dir)], env=base_env(tmp_path), capture_output=True,
                            text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert again.returncode == 2 and "has finished (succeeded" in again.stderr and "Traceback" not in again.stderr
+    assert again.returncode == 2 and "has ended by itself (succeeded" in again.stderr
+    assert "Traceback" not in again.stderr
 
 
 def test_resume_refuses_a_running_run_and_a_directory_that_is_no_run(tmp_path: Path) -> None:

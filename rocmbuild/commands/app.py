@@ -16,7 +16,7 @@ import contextlib
 import hashlib
 import json
 import os
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,13 +26,22 @@ import filelock
 
 from rocmbuild import __version__, paths
 from rocmbuild.checks.checklist import plan_checks, render_checks
+from rocmbuild.commands import schedjob
 from rocmbuild.commands.resumestate import save_resume_state
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
-from rocmbuild.diagnosis.nextstep import checks_json, exact_command, outcome_todo, preflight_todo, requires_todo
+from rocmbuild.diagnosis.nextstep import (
+    checks_json,
+    exact_command,
+    outcome_todo,
+    preflight_todo,
+    requires_todo,
+    resume_command,
+)
 from rocmbuild.errors import ExitCode, LockHeldError, Outcome, RocmbuildError, UsageError
 from rocmbuild.host import facts as hostmod
 from rocmbuild.loop.context import RunContext
+from rocmbuild.loop.forceclean import force_clean
 from rocmbuild.loop.session import BuildSession
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.planning.plan import BuildPlan, render_plan
@@ -41,8 +50,9 @@ from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
 from rocmbuild.process.sidestep import Bounds, bounded_run
 from rocmbuild.process.treelock import TreeLock
-from rocmbuild.provisioning import provision, requirements
+from rocmbuild.provisioning import provision, requirements, treehash
 from rocmbuild.provisioning.wheels import check_wheel_dir
+from rocmbuild.records import detach
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
@@ -78,11 +88,28 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
             # What --requires-from would install is not there yet: its checks wait for the install.
             later = index > 0 or any(p.recipe == plan.recipe.name for p in provided)
             checks[index] = _plan_mode_checks(_preflight(plan, options, services), later=later)
+    # The refusal the run would give, decided before anything is printed: with --json it is part of the
+    # refused recipe's one object (never a second document on stdout).
+    refusals: dict[int, RocmbuildError] = {}
+    if missing:
+        at = next((i for i, p in enumerate(plans) if p.recipe.name == missing[0].recipe), 0)
+        refusals[at] = _requires_error(missing, plans, names)
+    for index, plan in enumerate(plans):
+        failed = [c for c in checks.get(index, []) if c.failed and c.fatal]
+        if failed:
+            refusals[index] = PreflightRefusal(
+                f"preflight would stop '{plan.recipe.name}' before the first attempt: {_failed_names(failed)}",
+                why="; ".join(f"{c.name}: {c.detail}" for c in failed),
+                todo=preflight_todo(failed, _torch_command(plan)))
     for index, plan in enumerate(plans):
         if options.json:
             data = plan.to_json(ladders, limits, catalogue.generic_ladder())
             data["preflight"] = checks_json(checks.get(index, []))
             data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
+            refusal = refusals.get(index)
+            data["exit_code"] = int(refusal.exit_code) if refusal is not None else int(ExitCode.SUCCEEDED)
+            data["refusal"] = ({"exit_code": int(refusal.exit_code), "error": refusal.what, "why": refusal.why,
+                                "todo": refusal.todo} if refusal is not None else None)
             streams.out.write(json.dumps(redact(data)) + "\n")
         else:
             text = render_plan(plan, ladders, limits, catalogue.generic_ladder())
@@ -91,17 +118,10 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
                 text += "\n\nPreflight (checks that need no build):\n" + render_checks(checks[index])
             streams.out.write(text + "\n\n")
     streams.out.flush()
-    if missing:
-        raise _requires_error(missing, plans, names)
-    for index, plan in enumerate(plans):
-        failed = [c for c in checks.get(index, []) if c.failed and c.fatal]
-        if failed:
-            error = PreflightRefusal(
-                f"preflight would stop '{plan.recipe.name}' before the first attempt: {_failed_names(failed)}",
-                why="; ".join(f"{c.name}: {c.detail}" for c in failed),
-                todo=preflight_todo(failed, _torch_command(plan)))
-            streams.err.write(error.render() + "\n")
-            return ExitCode.NOT_RETRYABLE
+    if refusals:  # the first (a missing `requires` before any preflight): on stderr, its exit code
+        first = next(iter(refusals.values()))
+        streams.err.write(first.render() + "\n")
+        return int(first.exit_code)
     return ExitCode.SUCCEEDED
 
 
@@ -315,7 +335,7 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
             _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
-                        else "rerun the same command" if outcome == Outcome.INTERRUPTED
+                        else resume_command(run_dir) if outcome == Outcome.INTERRUPTED
                         else "see the crash log named on the console and report it")
             rec.write_summary(outcome, code)
             raise
@@ -360,10 +380,13 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     provision.py, the options recorded in ``run.started``); the loop gets ``ctx``.
     """
 
-    streams, services, cache = ctx.streams, ctx.services, ctx.cache
+    streams, cache = ctx.streams, ctx.cache
     base_plan = base_plan or plan
     rec.extra["rocm"] = {"root": plan.rocm_root, "version": plan.rocm_version}
-    rec.event("run.started", recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
+    job = schedjob.job_identity(os.environ)  # a batch scheduler's job (Slurm): which one, which restart
+    if job:
+        rec.extra["job"] = job
+    rec.event("run.started", **job, recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None, pid=os.getpid())
@@ -376,28 +399,31 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: Outcome
+    stop = _fingerprint_stop(ctx)
     bounds = Bounds(ctx.deadline, ctx.limits.stall_timeout_s, ctx.interrupted)  # for the wheel step
-    if provision.up_to_date(base_plan, options, rec, streams, bounds):
-        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint and its "
-                       "artifacts still verify: nothing was run", options, streams)
-    if not options.skip_preflight:
-        checks = _preflight(plan, options, services)
-        rec.extra["preflight"] = checks_json(checks)
-        for check in checks:
-            rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
-        if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
-            return _finish(rec, Outcome.INTERRUPTED, "interrupted during preflight", options, streams)
-        failed = [c for c in checks if c.status == "fail" and c.fatal]
-        if failed:
-            _record_preflight_failure(rec, plan, failed)
-            outcome, reason = Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
-            return _finish(rec, outcome, reason, options, streams)
+    try:
+        verdict = provision.up_to_date(base_plan, options, rec, streams, stop=stop, bounds=bounds)
+    except treehash.Stopped as exc:
+        return _finish(rec, Outcome.INTERRUPTED if exc.reason == "interrupted" else Outcome.BUDGET_EXHAUSTED,
+                       f"stopped ({exc.reason}) while fingerprinting the tree, before any attempt",
+                       options, streams)
+    if verdict.ok:
+        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint, its outputs "
+                       "are as it left them and they still verify: nothing was run", options, streams)
+    if options.force:  # the build system rebuilds too: its outputs and CMake caches go first
+        said = force_clean(base_plan, rec)
+        if options.verbosity != "quiet":
+            streams.err.write(f"rocmbuild: {said}\n")
+            streams.err.flush()
+    if not options.skip_preflight and (stopped := run_preflight(plan, options, ctx, rec)) is not None:
+        return _finish(rec, *stopped, options, streams)
+    detach.passed()  # past its refusals: a --detach foreground waiting for this word may go
     session = BuildSession(plan, ctx, rec)
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
         outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
-                                                  bounds)
+                                                  before=verdict.fingerprint, stop=stop, bounds=bounds)
     return _finish(rec, outcome, reason, options, streams)
 
 
@@ -409,6 +435,32 @@ def _record_containment(rec: RunRecorder, streams: Streams) -> None:
     rec.event("containment", kind=how.kind, detail=how.detail)
     if how.kind != "cgroup":
         streams.err.write(f"rocmbuild: warning: containment is off (no cgroup): {how.detail}\n")
+
+
+def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
+                  rec: RunRecorder) -> tuple[Outcome, str] | None:
+    """The checks before the first attempt, recorded; how the run stops when they stop it, else None."""
+    checks = _preflight(plan, options, ctx.services)
+    rec.extra["preflight"] = checks_json(checks)
+    for check in checks:
+        rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
+    if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
+        return Outcome.INTERRUPTED, "interrupted during preflight"
+    failed = [c for c in checks if c.status == "fail" and c.fatal]
+    if failed:
+        _record_preflight_failure(rec, plan, failed)
+        return Outcome.NOT_RETRYABLE, f"preflight: {_failed_names(failed)}"
+    return None
+
+
+def _fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
+    """What ends a fingerprint's walk early: a Ctrl-C/SIGTERM/SIGHUP, or the --budget spent."""
+    def stop() -> str | None:
+        if ctx.interrupted():
+            return "interrupted"
+        left = ctx.budget_left()
+        return "budget" if left is not None and left <= 0 else None
+    return stop
 
 
 def _start_record(rec: RunRecorder) -> None:
@@ -436,7 +488,9 @@ def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptio
         _, events = load_run(rec.run_dir)
         diagnosed_todo = next((e.get("todo") for e in reversed(events) if e.get("event") == "failure.diagnosed"
                                and e.get("attempt") == last.get("number")), None)
-    _end_record(rec, outcome, reason, outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
+    # An interrupt is not a failure: what it leaves to do is the exact command that continues the run.
+    _end_record(rec, outcome, reason, resume_command(rec.run_dir) if outcome == Outcome.INTERRUPTED
+                else outcome_todo(outcome, diagnosis, diagnosed_todo, reason))
     summary = rec.write_summary(outcome, exit_code)
     _, events = load_run(rec.run_dir)
 

@@ -7,7 +7,9 @@ the records: the ladder's history from the attempts and their
 last ``plan.changed`` / ``attempt.started`` event (so the remedies applied so
 far hold), and the attempt numbering (an attempt that was running when the
 run was killed keeps its number and log and is recorded as ``interrupted``).
-A finished run, or one whose rocmbuild is still alive, is refused (exit 2).
+A run interrupted by a signal (outcome ``interrupted``) or killed (still ``running``, its rocmbuild
+gone) resumes; a run that ended by itself, or one whose rocmbuild is still alive, is refused (exit 2).
+What the run already spent (``time_spent``, ``counted``) is taken off ``--budget`` and ``--max-attempts``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ if TYPE_CHECKING:  # imported where used: a build saves resume.json on the way t
     from rocmbuild.records.attempts import AttemptRecord
 
 RESUME_FILE = "resume.json"
+# "running" with no live rocmbuild: killed (SIGKILL, power loss); "interrupted": stopped by a signal.
+RESUMABLE = ("running", "interrupted")
 _SUMMARY_KEYS = ("recipe", "source", "arch", "run_dir", "outcome", "exit_code", "attempts")
 
 
@@ -55,7 +59,7 @@ def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOp
     for key, value in list(values.items()):
         if isinstance(value, str) and REDACTED in value:  # saved without its secret: take it from the caller
             values[key] = os.environ.get(f"ROCMBUILD_{key.upper()}") or None
-    for key in ("run_dir", "source"):
+    for key in ("run_dir", "source", "wheel_dir"):  # the options that are paths (saved as text)
         if values.get(key) is not None:
             values[key] = Path(values[key])
     options = BuildOptions(**values)
@@ -146,9 +150,11 @@ def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[
     """Refuse (exit 2) what cannot be resumed; else the saved resume state."""
 
     outcome = summary.get("outcome")
-    if outcome != "running":
-        raise UsageError(f"the run in {run_dir} has finished ({outcome}, exit {summary.get('exit_code')})",
-                         why="resume continues a run that was interrupted or killed before it ended",
+    if outcome not in RESUMABLE:
+        raise UsageError(f"the run in {run_dir} has ended by itself ({outcome}, exit {summary.get('exit_code')}): "
+                         "there is nothing to resume",
+                         why="resume continues a run stopped from outside: by SIGINT, SIGTERM or SIGHUP "
+                             "(outcome interrupted), or killed (SIGKILL, power loss) before it ended",
                          todo="start a new run with the same command (see `rocmbuild report " f"{run_dir}`)")
     live = live_state(run_dir, summary, events)
     if live.alive:
@@ -164,6 +170,34 @@ def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[
     if not isinstance(data, dict) or not data.get("recipe"):
         raise UsageError(f"{run_dir / RESUME_FILE} is not a resume state", todo="start a new run")
     return data
+
+
+def time_spent(events: Sequence[Mapping[str, Any]]) -> float:
+    """Seconds the run has already run (pure): each session, from its ``run.started`` / ``run.resumed``
+    to its last event, summed.  The time between sessions (a job waiting in a queue) is not spent."""
+    from datetime import datetime
+
+    total = 0.0
+    first: datetime | None = None
+    last: datetime | None = None
+    for event in events:
+        try:
+            moment = datetime.fromisoformat(str(event.get("timestamp")))
+        except ValueError:
+            continue
+        if event.get("event") in ("run.started", "run.resumed"):
+            if first is not None and last is not None:
+                total += max(0.0, (last - first).total_seconds())
+            first = moment
+        last = moment
+    if first is not None and last is not None:
+        total += max(0.0, (last - first).total_seconds())
+    return total
+
+
+def counted(attempts: Sequence[Mapping[str, Any]]) -> int:
+    """Attempts spent of --max-attempts (pure): an attempt cut short by an interrupt is not one."""
+    return sum(1 for a in attempts if not (a.get("ended") == "interrupted" and not a.get("diagnosis")))
 
 
 def extra_keys(summary: Mapping[str, Any]) -> dict[str, Any]:

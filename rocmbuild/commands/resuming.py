@@ -2,7 +2,8 @@
 
 What a run needs to be continued and how its state is rebuilt from the records is resumestate.py;
 this module runs it: the same locks, cache, session and finish as a build (app.py), with the ladder's
-history, the attempt numbering and the plan state the run had reached.
+history, the attempt numbering and the plan state the run had reached, what is left of its
+``--budget``, and after a success the same fingerprint and wheel step as a build.
 """
 
 from __future__ import annotations
@@ -13,22 +14,28 @@ from pathlib import Path
 from typing import Any
 
 from rocmbuild.commands import app
+from rocmbuild.commands.app import run_preflight
 from rocmbuild.commands.resumestate import (
     check_resumable,
+    counted,
     extra_keys,
     killed_attempt,
     ladder_history,
     last_plan_state,
     load_options,
     restored_plan,
+    time_spent,
 )
+from rocmbuild.commands.schedjob import job_identity
 from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.nextstep import resume_command
 from rocmbuild.errors import ExitCode, Outcome, UsageError
 from rocmbuild.host.trust import check_trusted
 from rocmbuild.loop.context import RunContext
 from rocmbuild.loop.session import BuildSession
 from rocmbuild.planning.planning import plan_all
-from rocmbuild.process import runner
+from rocmbuild.process import containment, runner
+from rocmbuild.provisioning import provision
 from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_run
 
@@ -50,45 +57,63 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
     cwd = data.get("cwd")
     if isinstance(cwd, str) and Path(cwd).is_dir():
         os.chdir(cwd)  # relative paths in the recipe and options meant what they meant then
-    plan = plan_all([str(data["recipe"])], options, environ, services)[0]
+    base_plan = plan_all([str(data["recipe"])], options, environ, services)[0]
     attempts = [dict(a) for a in summary.get("attempts") or []]
     killed = killed_attempt(attempts, events)
     if killed is not None:  # a killed one (ended "interrupted") stays out of the ladder's history
         attempts.append(killed.to_json())
     history = ladder_history(attempts, events)
-    done = len(attempts)
-    if done >= options.max_attempts:
+    done, spent = len(attempts), counted(attempts)
+    if spent >= options.max_attempts:
         raise UsageError(f"the run in {run_dir} has used all {options.max_attempts} attempts",
                          why="--max-attempts counts the attempts before the resume too",
                          todo="start a new run (with a higher --max-attempts if the ladder was still going)")
-    with app.source_locked(plan.source):
-        plan, cache = app._cache_for(plan, options, services)
+    # --budget is the run's, not each session's: what the sessions before this one ran is spent.
+    budget_left = max(0.0, options.budget_s - time_spent(events)) if options.budget_s else None
+    with app.source_locked(base_plan.source):
+        plan, cache = app._cache_for(base_plan, options, services)
         plan = restored_plan(plan, last_plan_state(events))
         rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs, attempts=attempts,
                           extra=extra_keys(summary),
                           echo=streams.err if options.verbosity == "verbose" else None)
         try:
             rec.event("run.resumed", pid=os.getpid(), next_attempt=done + 1, env=plan.env_set, jobs=plan.jobs,
-                      killed_attempt=killed.number if killed else None)
+                      killed_attempt=killed.number if killed else None, budget_left_s=budget_left,
+                      **job_identity(environ))
+            for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
+                rec.event("leftovers.stopped", **leftover)
             streams.err.write(f"rocmbuild: resuming {run_dir} at attempt {done + 1} "
                               f"(MAX_JOBS={plan.jobs}, remedies so far: "
                               f"{', '.join(r for h in history for r in h.remedies) or 'none'})\n")
             with runner.InterruptFlag() as interrupted:
-                ctx = RunContext.for_options(options, streams=streams, services=services,
-                                             catalogue=load_catalogue(), interrupted=interrupted, deadline=None)
-                session = BuildSession(plan, ctx.with_cache(cache), rec, history=tuple(history),
-                                       number_offset=done - len(history))
-                outcome, _ = session.run()
-            _, code = app._finish(rec, outcome, session.state.reason, options, streams)
+                ctx = RunContext.for_options(
+                    options, streams=streams, services=services, catalogue=load_catalogue(),
+                    interrupted=interrupted,
+                    deadline=services.clock() + budget_left if budget_left is not None else None)
+                ctx = ctx.with_cache(cache)
+                # Stopped before its first attempt (during preflight): its checks are still due.
+                stopped = (run_preflight(plan, options, ctx, rec)
+                           if not attempts and not options.skip_preflight else None)
+                if stopped is not None:
+                    outcome, reason = stopped
+                else:
+                    session = BuildSession(plan, ctx, rec, history=tuple(history),
+                                           number_offset=done - len(history), uncounted=done - spent)
+                    outcome, _ = session.run()
+                    reason = session.state.reason
+                if outcome == Outcome.SUCCEEDED:  # the fingerprint, and the wheel step of a --wheel-dir run
+                    outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec,
+                                                              streams, reason)
+                # Inside the flag: a second signal (a job script forwarding the scheduler's) cannot cut it.
+                _, code = app._finish(rec, outcome, reason, options, streams)
         except KeyboardInterrupt:
             rec.event("run.finished", outcome=Outcome.INTERRUPTED, exit_code=int(ExitCode.INTERRUPTED),
                       reason="interrupted")
-            app._end_record(rec, Outcome.INTERRUPTED, "interrupted", f"rocmbuild resume {run_dir}")
+            app._end_record(rec, Outcome.INTERRUPTED, "interrupted", resume_command(run_dir))
             rec.write_summary(Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED))
             raise
         finally:
             rec.close()
     if options.notify:
-
         notify_console(run_notify(options.notify, run_dir, environ, options.notify_timeout_s), streams.err)
     return code

@@ -42,8 +42,13 @@ unconfirmed it is a fallback), ``after_patterns`` + ``after_within`` (fill
 missing fields from the following lines, e.g. CMake's NOTFOUND variable list),
 ``dismiss`` + ``dismiss_within`` (the tool itself says the failure was harmless within
 N following lines, e.g. ``Server does not provide clone.bundle; ignoring``),
-``alone = true`` (a guess from circumstance: it counts only when the log shows no
+``host = "rocm"`` (the reading holds only on a ROCm host: a CUDA library missing is a wrong,
+CUDA-flavoured package there, but a load-path problem on a CUDA box; it counts when the build knows
+its host is ROCm, or when the log itself shows ROCm), ``alone = true`` (a guess from circumstance: it
+counts only when the log shows no
 other error line that a person would read first),
+``wording`` (which tool's source the wording is taken from, e.g. ``ROCm/clr
+hipamd/src/hip_error.cpp``: signatures match a tool's message family, not one pasted phrasing),
 ``enabled = false`` (a user file switching a bundled signature off), ``advice``
 (what to do when this signature, not just its category, is the cause: it
 replaces the category's advice; ``{field}`` placeholders take the captures).
@@ -90,13 +95,14 @@ REMEDY_NAMES = (
     "set_cmake_policy_minimum",
     "sync_submodules",
     "narrow_archs",
+    "refetch_download",
 )
 BUNDLED_NAME = "signatures.toml"
 
 _SIGNATURE_KEYS = {
     "id", "category", "description", "patterns", "exclude", "priority", "fallback", "retryable",
     "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within",
-    "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone",
+    "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone", "wording", "host",
 }
 _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
 _CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
@@ -141,6 +147,8 @@ class Signature:
     dismiss: tuple[Searchable, ...] = ()
     dismiss_within: int = 2
     alone: bool = False
+    wording: str = ""  # where the wording comes from: the tool's source that prints it (file / function)
+    host: str = ""     # "rocm": the reading holds only on a ROCm host (known to the build, or shown by the log)
     source: str = ""
 
     def match(self, text: str) -> dict[str, str] | None:
@@ -417,6 +425,15 @@ def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[str, ...]:
     return names
 
 
+HOSTS = ("", "rocm")
+
+
+def _host(value: Any, source: str, entry: str | None) -> str:
+    if value not in HOSTS:
+        raise _error(source, entry, f"'host' must be one of {', '.join(repr(h) for h in HOSTS)}")
+    return str(value)
+
+
 def _bool(value: Any, source: str, entry: str | None, key: str) -> bool:
     if not isinstance(value, bool):
         raise _error(source, entry, f"'{key}' must be true or false")
@@ -516,6 +533,8 @@ def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signatur
         dismiss=_regexes(table.get("dismiss", []), source, label, "dismiss"),
         dismiss_within=_int(table.get("dismiss_within", 2), source, label, "dismiss_within"),
         alone=_bool(table.get("alone", False), source, label, "alone"),
+        wording=_one_line(table.get("wording", ""), source, label, "wording"),
+        host=_host(table.get("host", ""), source, label),
         source=source,
     )
     return entry_id, sig

@@ -63,7 +63,7 @@ GLOBAL_PRIORITY = 90  # resource exhaustion: wins wherever it is
 # Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
 # words for the decisive line of an unknown failure.
 MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",
-                                      b"FATAL")
+                                      b"FATAL", b"rocm", b"ROCm", b"ROCM")  # the last: the log shows a ROCm host
 
 _NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
 # The raw bytes of a line that on_line dismisses as a flagged compiler warning whatever its cleaned text:
@@ -75,7 +75,13 @@ _NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
 _FLAGGED_WARNING_RAW = re.compile(rb"[^\s:\x1b\r\x00]+:\d+(?::\d+)?: warning: [^\x1b\r\x00]*\[-W[^\x1b\r\x00]*\]")
 _PY_FRAME = re.compile(r'^File "(?!<)[^"]*", line \d+')  # frames of "<string>" have no source line
 _PY_EXCEPTION = re.compile(r"^[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt)\b")
+# A tool's own message (`/usr/bin/ld: cannot find -lcuda`, `collect2: error: ...`) printed into the middle of a
+# traceback by a child process: not the frame's source line, whatever line came before it.
+_TOOL_MESSAGE = re.compile(r"^(?:/[^\s:]+|[\w.+-]+)(?::\d+)*: (?!=)")
 _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
+# What shows a log was made on a ROCm host (for ``host = "rocm"`` readings): a ROCm path or package,
+# a ROCm torch (+rocm6.2), HIP's tools and libraries, an AMD GPU target.
+_ROCM_EVIDENCE = re.compile(r"(?i)rocm|hipcc|\bhip[_/.-]|libamdhip|\bgfx\d{3}|amdgpu|\bhsa[_-]")
 
 # Error-looking lines, for the decisive line of an unknown failure.
 _ERRORISH = re.compile(
@@ -149,6 +155,10 @@ class Diagnosis:
     runners_up: tuple[RunnerUp, ...] = ()
     description: str = ""
     advice: str = ""
+    # How sure the diagnosis is: "high" (a specific signature, no rival reading), "medium" (only a
+    # generic/fallback shape or a guess from circumstance spoke), "low" (unknown: nothing matched, or
+    # two categories tied on the evidence; the tied candidates are the runners-up, reason "tie").
+    confidence: str = "high"
     # What the attempt measured about memory (loop/jobsizing.MemoryEvidence), for reduce_jobs; not
     # part of the fingerprint: the same failure with another peak is still the same failure.
     memory: Any = field(default=None, compare=False)
@@ -161,7 +171,8 @@ class Diagnosis:
         """A diagnosis made outside the log (stall, preflight, artifact verification)."""
         return cls(category=category, signature=signature, line=line, text=text, fields=dict(fields or {}),
                    retryable=retryable, remedies=tuple(remedies), context=tuple(context),
-                   description=description, advice=advice)
+                   description=description, advice=advice,
+                   confidence="high" if category != "unknown" else "low")
 
     @property
     def recognised(self) -> bool:
@@ -173,9 +184,18 @@ class Diagnosis:
         parts.extend(f"{k}={v}" for k, v in sorted(self.fields.items()))
         return "|".join(parts)
 
+    @property
+    def candidates(self) -> tuple[RunnerUp, ...]:
+        """For an unknown that is a tie: the readings that tied, each with the line it rests on."""
+        return tuple(r for r in self.runners_up if r.reason.startswith("tie"))
+
     def summary_json(self) -> dict[str, Any]:
-        return {"category": self.category, "signature": self.signature, "line": self.line,
-                "text": self.text, "fields": dict(self.fields), "retryable": self.retryable}
+        data: dict[str, Any] = {"category": self.category, "signature": self.signature, "line": self.line,
+                "text": self.text, "fields": dict(self.fields), "retryable": self.retryable,
+                "confidence": self.confidence}
+        if self.candidates:
+            data["candidates"] = [r.to_json() for r in self.candidates]
+        return data
 
     def to_json(self) -> dict[str, Any]:
         return {**self.summary_json(), "remedies": list(self.remedies), "context": list(self.context)}
@@ -221,6 +241,29 @@ class _Match:
 _PLAIN = Signature(id="", category="unknown", description="an error-looking line", patterns=(), keywords=())
 
 
+TIE_MARGIN = 0  # equal priority, in the same rank otherwise: the same strength of evidence (a higher one ranks)
+
+
+def _tied(winner: _Match, others: Sequence[_Match], promote: bool) -> list[_Match]:
+    """The matches of other categories that are as strong as ``winner`` (a tie: no honest verdict).
+
+    As strong: specific (not a fallback), in the same rank (resource exhaustion or not, inside the
+    first FAILED block or not) and within TIE_MARGIN of its priority.  A specific winner never ties
+    with a weak reading, and a later follow-on error of another category ties only when it is as
+    specific as the winner: the earliest-line rule is for errors of one failure, not two readings.
+    A higher-priority signature on the very same line is the catalogue's refinement of the other
+    reading (conda's libstdc++ behind a GLIBCXX error), not a rival.
+    """
+    if winner.weak(promote):
+        return []
+    rank = winner.sig.priority >= GLOBAL_PRIORITY, winner.in_block
+    return [m for m in others
+            if m.sig.category != winner.sig.category and not m.weak(promote)
+            and (m.sig.priority >= GLOBAL_PRIORITY, m.in_block) == rank
+            and winner.sig.priority - m.sig.priority <= TIE_MARGIN
+            and not (m.line == winner.line and m.sig.priority < winner.sig.priority)]
+
+
 def _normalise(fields: Mapping[str, str]) -> dict[str, str]:
     out = {}
     for key, value in fields.items():
@@ -237,8 +280,10 @@ class Classifier:
 
     raw_dismiss = _FLAGGED_WARNING_RAW  # candidate lines on_line would dismiss, told by their raw bytes
 
-    def __init__(self, catalogue: Catalogue | None = None) -> None:
+    def __init__(self, catalogue: Catalogue | None = None, host: str = "") -> None:
+        """``host``: "rocm" when the build runs on a ROCm host (a live build); "" = tell from the log."""
         self.catalogue = catalogue if catalogue is not None else load_catalogue()
+        self.host = host
         self.keywords: tuple[bytes, ...] = tuple(dict.fromkeys((*self.catalogue.keywords, *MARKER_KEYWORDS)))
         self._first: dict[str, _Match] = {}      # first (confirmed preferred) occurrence per signature
         self._in_block: dict[str, _Match] = {}   # first occurrence inside the first FAILED block
@@ -252,6 +297,7 @@ class Classifier:
         self._last = 0
         self._dirty = False
         self._current: Diagnosis | None = None
+        self._rocm_seen = host == "rocm"
 
     # -- LineHook ---------------------------------------------------------------------------------
 
@@ -268,7 +314,8 @@ class Classifier:
             self._failed_line = number
             self._block_open = True
             want = FAILED_WINDOW
-        if before and _PY_FRAME.match(before[-1]) and not _PY_EXCEPTION.match(text):
+        if before and _PY_FRAME.match(before[-1]) and not _PY_EXCEPTION.match(text) \
+                and not _TOOL_MESSAGE.match(text):
             return want  # a traceback's source line (`raise ReadTimeoutError(...)`), never the error itself
         matched = False
         for sig in self.catalogue.plausible(text):
@@ -341,6 +388,8 @@ class Classifier:
         if number <= self._last:
             return
         self._last = number
+        if not self._rocm_seen and _ROCM_EVIDENCE.search(text):
+            self._rocm_seen = True
         if self._open:
             self._open = [m for m in self._open if self._feed_after(m, number, text)]
         if self._confirming:
@@ -440,7 +489,8 @@ class Classifier:
                 best[match.sig.id] = match
         # A guess from circumstance ("alone") is no answer once the log shows an error line of its own.
         visible_error = any(tier < 2 for tier in self._plain)
-        candidates = [m for m in best.values() if not m.dismissed and not (m.sig.alone and visible_error)]
+        candidates = [m for m in best.values() if not m.dismissed and not (m.sig.alone and visible_error)
+                      and (not m.sig.host or self._host_shown(m))]
         if not final:
             candidates = [m for m in candidates if not m.weak(False)]
         if not candidates:
@@ -454,6 +504,9 @@ class Classifier:
             return self._unknown()
         candidates.sort(key=lambda m: m.key(promote), reverse=True)
         winner = candidates[0]
+        rivals = _tied(winner, candidates[1:], promote)
+        if rivals and final:
+            return self._tie(winner, rivals)
         runners = tuple(
             RunnerUp(m.sig.id, m.sig.category, m.line, m.text, self._reason(m, winner, promote))
             for m in candidates[1:])
@@ -469,16 +522,38 @@ class Classifier:
             runners_up=runners,
             description=winner.sig.description,
             advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), _normalise(winner.fields)),
+            confidence="medium" if winner.weak(promote) or winner.sig.alone else "high",
         )
+
+    def _host_shown(self, match: _Match) -> bool:
+        """Does the build's host, or the log (any line read, or the lines before the match), show ROCm?"""
+        return self._rocm_seen or any(_ROCM_EVIDENCE.search(line) for line in match.before)
+
+    def _tie(self, winner: _Match, rivals: Sequence[_Match]) -> Diagnosis:
+        """Two categories read the same evidence equally well: unknown, naming each reading and its line."""
+        tied = (winner, *rivals)
+        names = " / ".join(dict.fromkeys(m.sig.category for m in tied))
+        # What every reading captured alike (the arch both name) is known whatever the cause.
+        common = _normalise(winner.fields)
+        for m in rivals:
+            theirs = _normalise(m.fields)
+            common = {k: v for k, v in common.items() if theirs.get(k) == v}
+        return Diagnosis(
+            category="unknown", line=winner.line, text=winner.text, fields=common,
+            context=(*winner.before, winner.text, *winner.after),
+            runners_up=tuple(RunnerUp(m.sig.id, m.sig.category, m.line, m.text, "tie: as strong as the others")
+                             for m in tied),
+            description=f"the evidence fits {names} equally well; nothing in the log decides between them",
+            advice=self.catalogue.category("unknown").advice, confidence="low")
 
     def _unknown(self) -> Diagnosis:
         """Nothing matched: still point at the first error-looking line (tier order), with its context."""
         advice = self.catalogue.category("unknown").advice
         if not self._plain:
-            return Diagnosis(category="unknown", advice=advice)
+            return Diagnosis(category="unknown", advice=advice, confidence="low")
         plain = self._plain[min(self._plain)]
         return Diagnosis(category="unknown", line=plain.line, text=plain.text,
-                         context=(*plain.before, plain.text, *plain.after), advice=advice,
+                         context=(*plain.before, plain.text, *plain.after), advice=advice, confidence="low",
                          description="no catalogued failure matched; this is the first error-looking line")
 
     @staticmethod
@@ -503,23 +578,23 @@ class Classifier:
 
 
 def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = None,
-             exit_status: int | None = None) -> Diagnosis:
+             exit_status: int | None = None, host: str = "") -> Diagnosis:
     """Diagnose a log given as lines (or one string / bytes holding the whole log), through the
     same line scanner as a live build and ``diagnose`` (same lines, numbers and cleaning)."""
 
     if isinstance(lines, bytes | bytearray):
-        return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status)
+        return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status, host=host)
     if isinstance(lines, str):
         lines = lines.split("\n")
-    classifier = Classifier(catalogue)
+    classifier = Classifier(catalogue, host=host)
     scan_lines(lines, classifier)
     return classifier.finish(exit_status)
 
 
 def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
-                    exit_status: int | None = None) -> Diagnosis:
+                    exit_status: int | None = None, host: str = "") -> Diagnosis:
     """Diagnose a (possibly huge) binary log stream in bounded memory, chunk by chunk."""
 
-    classifier = Classifier(catalogue)
+    classifier = Classifier(catalogue, host=host)
     scan_stream(stream, classifier)
     return classifier.finish(exit_status)

@@ -31,7 +31,7 @@ def _open_checked(name: str) -> Path:
 def render_diagnosis(name: str, diagnosis: Diagnosis, explain: bool) -> str:
     lines = [f"{name}: {diagnosis.category}"]
     if diagnosis.category != "unknown":
-        lines[0] += f" ({diagnosis.signature})"
+        lines[0] += f" ({diagnosis.signature}; confidence {diagnosis.confidence})"
         lines.append(f"  decisive line {diagnosis.line}: {diagnosis.text}")
         if diagnosis.fields:
             lines.append("  fields: " + ", ".join(f"{k}={v}" for k, v in diagnosis.fields.items()))
@@ -39,6 +39,9 @@ def render_diagnosis(name: str, diagnosis: Diagnosis, explain: bool) -> str:
             lines.append(f"  meaning: {diagnosis.description}")
         lines.append(f"  retryable: {'yes' if diagnosis.retryable else 'no'}; "
                      f"remedies: {' -> '.join(diagnosis.remedies) or 'none'}")
+    elif diagnosis.candidates:
+        lines.append(f"  {diagnosis.description}; the readings and the lines they rest on:")
+        lines.extend(f"    - {c.category} ({c.signature}) line {c.line}: {c.text}" for c in diagnosis.candidates)
     elif diagnosis.line is not None:
         lines.append(f"  first error-looking line {diagnosis.line} (no catalogued failure matched): {diagnosis.text}")
     if diagnosis.context:

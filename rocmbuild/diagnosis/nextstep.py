@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rocmbuild.diagnosis.advice import next_steps
@@ -60,6 +61,11 @@ def preflight_todo(failed: Sequence[Check], torch_command: str | None = None) ->
     return "; then ".join(dict.fromkeys(todos))
 
 
+def resume_command(run_dir: Path) -> str:
+    """The todo of an interrupted run: the exact command that continues it, quoted for a shell."""
+    return f"rocmbuild resume {shlex.quote(str(run_dir))}"
+
+
 def checks_json(checks: Sequence[Check]) -> list[dict[str, Any]]:
     """summary.json's ``preflight``: every check, not only the first failure."""
     return [{"check": c.name, "ok": c.status != FAIL, "detail": c.detail, "status": c.status,
@@ -72,8 +78,8 @@ def outcome_todo(outcome: str, diagnosis: Mapping[str, Any] | None, diagnosed_to
 
     if outcome in ("succeeded", "up_to_date"):
         return "nothing: the build succeeded and verified"
-    if outcome == "interrupted":
-        return "rerun the same command when ready; the attempt logs show how far it got"
+    if outcome == "interrupted":  # app.py and resuming.py say the exact command (resume_command)
+        return "continue it with `rocmbuild resume RUN_DIR` when ready; the attempt logs show how far it got"
     if outcome == "budget_exhausted" and not (diagnosis and diagnosis.get("category") == "stalled"):
         return f"give the run more time (--budget) and rerun; {stop_reason}"
     return diagnosed_todo or next_steps(diagnosis) or "read the last attempt's log and rerun"

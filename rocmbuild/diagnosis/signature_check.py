@@ -64,8 +64,11 @@ def check_signatures(catalogue: Catalogue, only: Iterable[str] | None = None) ->
             if sig.match(line) is None:
                 failures.append(f"{where}: example does not match: {line!r}")
                 continue
-            got = classify([line], catalogue=catalogue)
-            if got.category != sig.category:
+            got = classify([line], catalogue=catalogue, host=sig.host)  # a host-bound reading, on its host
+            # A reading the catalogue holds exactly as strong as another comes out as an honest tie
+            # (unknown, naming both): the example is still read as this signature.
+            tied = got.category == "unknown" and any(c.signature == sig.id for c in got.candidates)
+            if got.category != sig.category and not tied:
                 failures.append(f"{where}: example is classified as {got.signature or 'unknown'} "
                                 f"({got.category}) by the whole catalogue: {line!r}")
         for line in sig.near_misses:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rocmbuild.errors import RocmRootError
+from rocmbuild.host.allocation import capped_cpus, capped_memory
 from rocmbuild.host.rocm import Rocm
 from rocmbuild.process import command as proc
 
@@ -517,8 +518,10 @@ def gather_host(
     that a test faking ROCm's tools (``run``) still wants measured for real.
     """
     rocm = discover_rocm(rocm_path, environ, fs_root=fs_root, run=run)
-    cpus, cpus_reason = cpu_count(cgroup_root=cgroup_root, proc_cgroup=proc_cgroup)
-    mem, mem_reason = memory_available(meminfo=meminfo, cgroup_root=cgroup_root, proc_cgroup=proc_cgroup)
+    # A batch job's allocation, where no cgroup enforces it, is only in its environment (allocation.py).
+    cpus, cpus_reason = capped_cpus(*cpu_count(cgroup_root=cgroup_root, proc_cgroup=proc_cgroup), environ)
+    mem, mem_reason = capped_memory(*memory_available(meminfo=meminfo, cgroup_root=cgroup_root,
+                                                      proc_cgroup=proc_cgroup), environ)
     return HostFacts(rocm, cpus, cpus_reason, mem, mem_reason, python, loader_default_dirs(ldconfig_run))
 
 

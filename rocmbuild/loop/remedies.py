@@ -213,6 +213,42 @@ def wait_and_retry(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext
     return RemedyResult("wait_and_retry", True, plan, "nothing changes; waiting before the retry (transient failure)")
 
 
+# A download whose hash does not match is a bad copy (truncated, rewritten by a proxy, a cached
+# partial file) or a changed upstream file: waiting changes neither.  Fetch it once more with the
+# cached copy gone; if it fails the same way, the pinned hash or URL is what needs changing (the
+# ladder holds this remedy once, so the run then stops with that advice).
+_NO_CACHE = (("PIP_NO_CACHE_DIR", "1"), ("UV_NO_CACHE", "1"))
+
+
+def _tree_relative(plan: BuildPlan, value: str) -> str | None:
+    """``value`` as a path relative to the source tree, when it names a file inside it (else None)."""
+    if not value or "/" not in value or any(c in value for c in "*?["):
+        return None
+    path = Path(value)
+    if not path.is_absolute():
+        path = plan.source / path
+    try:
+        return str(Path(os.path.normpath(path)).relative_to(plan.source))
+    except ValueError:
+        return None
+
+
+def refetch_download(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -> RemedyResult:
+    """Remove the mismatching download (when it lies in the tree) and make pip/uv fetch afresh (pure)."""
+    name = "refetch_download"
+    partial = _tree_relative(plan, diagnosis.fields.get("file", "") or diagnosis.fields.get("path", ""))
+    why = "a download did not match its hash: no cached copy (remedy refetch_download)"
+    changes = [EnvChange(var, "set", value, why) for var, value in _NO_CACHE if plan.env.get(var) != value]
+    if not changes and partial is None:
+        return RemedyResult(name, False, plan, "pip/uv caches are already off and no partial download in the tree "
+                            "is named: a second fetch would meet the same file")
+    effects = (RemovePaths((partial,), purpose="clean"),) if partial else ()
+    what = f"remove {partial} and " if partial else ""
+    return RemedyResult(name, True, plan.with_changes(*changes),
+                        f"{what}download again without pip's / uv's cache (once; a second mismatch stops the run)",
+                        effects=effects)
+
+
 # CMake 4 refuses `cmake_minimum_required(VERSION <3.5)` in any file it reads, also in package
 # configs the project does not own (Debian's hip-config.cmake).  CMake's own message names the
 # workaround; as an environment variable (CMake >= 4.0 reads it) it also reaches nested CMake runs
@@ -245,5 +281,6 @@ REMEDIES: dict[str, Remedy] = {
     "set_cmake_policy_minimum": set_cmake_policy_minimum,
     "sync_submodules": sync_submodules,  # the remedies about the tree live in treeremedies.py
     "narrow_archs": narrow_archs,
+    "refetch_download": refetch_download,
 }
 assert tuple(REMEDIES) == REMEDY_NAMES

@@ -38,10 +38,12 @@ from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.display import Display
 from rocmbuild.process.memguard import attempt_guard, looks_killed, read_memory
 from rocmbuild.process.runner import AttemptOutcome
+from rocmbuild.process.sampler import ResourceSampler
 from rocmbuild.process.watcher import Progress, Watcher
 from rocmbuild.records import provenance
 from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
 from rocmbuild.records.recorder import RunRecorder
+from rocmbuild.records.samples import SampleLog
 from rocmbuild.services import pause
 from rocmbuild.toolchain.joblimit import AttemptSlots
 from rocmbuild.verification import archtruth
@@ -67,6 +69,8 @@ class AttemptResult:
     memory: Mapping[str, object] | None = None
     provenance: Mapping[str, object] | None = None
     jobs: Mapping[str, object] | None = None  # the global job limit and what its slots saw (joblimit.py)
+    # Cut short by SIGINT/SIGTERM/SIGHUP: not a failure, so no diagnosis and no rung of the ladder.
+    interrupted: bool = False
 
 
 def plan_after_attempt(plan: BuildPlan, outcome: AttemptOutcome, checked_out: bool) -> BuildPlan:
@@ -127,12 +131,14 @@ class BuildSession:
     """Runs one recipe's plan through the ladder loop, recording everything."""
 
     def __init__(self, plan: BuildPlan, ctx: RunContext, recorder: RunRecorder, *,
-                 history: tuple[FailedAttempt, ...] = (), number_offset: int = 0) -> None:
+                 history: tuple[FailedAttempt, ...] = (), number_offset: int = 0, uncounted: int = 0) -> None:
         self.ctx = ctx
         self.rec = recorder
         self.state = _LoopState(plan, list(history))
         # `rocmbuild resume` (commands/resumestate.py): attempts recorded but not in the ladder's history (a killed one)
         self.number_offset = number_offset
+        # ... of which this many were cut short by an interrupt: numbered, but not spent of --max-attempts
+        self.uncounted = uncounted
 
     # -- helpers
     def say(self, text: str) -> None:
@@ -160,7 +166,7 @@ class BuildSession:
     def run(self) -> tuple[Outcome, int]:
         # A resumed run has attempts behind it: --max-attempts counts them too.
         max_attempts = self.ctx.limits.max_attempts
-        allowed = max(1, max_attempts - len(self.state.history) - self.number_offset)
+        allowed = max(1, max_attempts - len(self.state.history) - (self.number_offset - self.uncounted))
         for number in range(1, allowed + 1):
             if not self.attempt() or number == allowed:
                 break
@@ -186,6 +192,8 @@ class BuildSession:
         result = self._run_attempt(number, state.plan)
         state.plan = plan_after_attempt(result.plan, result.outcome, result.checked_out)
         outcome, diagnosis = result.outcome, result.diagnosis
+        if result.interrupted:
+            return self._cut_short(result)
         if diagnosis is None:
             self.rec.event("attempt.finished", attempt=number, ended=outcome.ended, exit_code=outcome.exit_code,
                            duration_s=round(outcome.duration_s, 3), succeeded=True)
@@ -214,6 +222,21 @@ class BuildSession:
         # Written once the ladder has decided: the record holds the remedies applied after it.
         self.rec.add_attempt(self._attempt_record(result, remedies=state.history[-1].remedies))
         return retry
+
+    def _cut_short(self, result: AttemptResult) -> bool:
+        """An attempt stopped by an interrupt: recorded as ``interrupted``, never diagnosed, no remedy.
+
+        The plan it leaves (prepare done or not, the checkout done) is recorded as ``plan.changed``
+        with no remedy, so ``rocmbuild resume`` continues the same rung with the same environment.
+        """
+        state, outcome = self.state, result.outcome
+        self.rec.event("attempt.finished", attempt=result.number, ended="interrupted", exit_code=outcome.exit_code,
+                       duration_s=round(outcome.duration_s, 3), succeeded=False)
+        self.rec.event("plan.changed", env=state.plan.env_set, jobs=state.plan.jobs, prepare=state.plan.run_prepare,
+                       opt_level=state.plan.opt_level, arch=list(state.plan.archs), remedy=None)
+        self.rec.add_attempt(replace(self._attempt_record(result, remedies=()), ended="interrupted"))
+        state.outcome, state.reason = Outcome.INTERRUPTED, "interrupted"
+        return False
 
     def _next(self, diagnosis: Diagnosis) -> bool:
         state = self.state
@@ -285,12 +308,16 @@ class BuildSession:
                  f"(MAX_JOBS={plan.jobs}, arch {';'.join(plan.archs)})")
         if ctx.cache is not None:
             ctx.cache.zero(plan.env)
-        classifier = Classifier(ctx.catalogue)
+        # A build that found its ROCm runs on a ROCm host: readings that hold only there need no proof in the log.
+        classifier = Classifier(ctx.catalogue, host="rocm" if plan.rocm is not None else "")
         watcher = Watcher(classifier)
         memory = attempt_guard(ctx.limits.memory_reserve, self.rec, number)
         slots = AttemptSlots(self.rec.run_dir, number, plan.jobs)  # every compile takes one (launcher.py)
+        # The guard and, around it, the samples the HTML report draws (records/samples.py).
+        sampler = ResourceSampler(SampleLog(self.rec.run_dir).add, number, watcher,
+                                  memory.guard if memory is not None else None)
         limits = runner.Limits(stall_timeout_s=ctx.limits.stall_timeout_s, deadline=ctx.deadline,
-                               monitor=memory.guard if memory is not None else None)
+                               monitor=sampler)
         stream = ctx.streams.err if ctx.console.json else sys.stdout
         checked_out = False
         with Display(stream, mode=ctx.console.verbosity, attempt=number,
@@ -313,6 +340,12 @@ class BuildSession:
         cache_stats = self._cache_stats(number, plan)
         jobs = slots.finish(time.time())  # the limit in force, the peak concurrency the slots saw
         self._write_repro(number, plan, outcome)
+        # The signal may reach the build's processes too (a scheduler signals the whole job): whatever the
+        # step did on its way down, an attempt that did not succeed while an interrupt is pending was cut.
+        if not outcome.succeeded and (outcome.ended == "interrupted" or ctx.interrupted()):
+            memory_figures = memory.finish(killed=False, compiles=slots.compiles) if memory is not None else None
+            return AttemptResult(number, plan, outcome, None, checked_out, cache_stats, memory_figures, None, jobs,
+                                 interrupted=True)
         diagnosis = self._verify_artifacts(plan, log) if outcome.succeeded else self._diagnose(outcome, classifier)
         memory_figures = None
         if memory is not None:  # the guard's figures, the peak per job, an OOM kill confirmed or not

@@ -22,6 +22,7 @@ from rocmbuild.errors import SourceError, UsageError
 from rocmbuild.host import arch as archmod
 from rocmbuild.host import facts as hostmod
 from rocmbuild.host import hipcompiler
+from rocmbuild.host.allocation import capped_cpus, capped_memory
 from rocmbuild.options import BuildOptions
 from rocmbuild.planning.environment import (
     JOBS_REASON,
@@ -139,6 +140,8 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         jobs, jobs_reason = int(caller_jobs), f"${job_vars[0]} from your environment"
     else:
         jobs, jobs_reason = choose_jobs(facts.cpus, facts.mem_available, recipe.resources.memory_per_job_gb)
+        if "Slurm job" in facts.cpus_reason + facts.mem_reason:  # sized from the job's share, not the node
+            jobs_reason += "; " + "; ".join(r for r in (facts.cpus_reason, facts.mem_reason) if "Slurm job" in r)
     override_jobs = options.jobs is not None
     if caller_jobs and not (caller_jobs.isdigit() and int(caller_jobs) > 0) and options.jobs is None:
         warnings.append(f"${job_vars[0]}={caller_jobs!r} is not a positive whole number: using {jobs}")
@@ -198,8 +201,8 @@ def at_its_turn(plan: BuildPlan, options: BuildOptions, environ: Mapping[str, st
     """
     if not jobs_from_memory(plan.recipe, options, environ):
         return plan
-    cpus, _ = hostmod.cpu_count()
-    mem_available, _ = hostmod.memory_available()
+    cpus, _ = capped_cpus(*hostmod.cpu_count(), environ)
+    mem_available, _ = capped_memory(*hostmod.memory_available(), environ)
     return resized_jobs(plan, cpus, mem_available)
 
 

@@ -321,6 +321,7 @@ class MemoryGuard:
         self.seen: dict[int, str] = {}           # every PID of the tree seen, and its name
         self.memcgs: set[str] = set()            # the steps' memory cgroups (v1 path, v2 path)
         self._roots: set[int] = set()
+        self.last_procs: tuple[TreeProc, ...] = ()
 
     def poll(self, root_pid: int) -> None:
         now = self.clock()
@@ -371,6 +372,7 @@ class MemoryGuard:
 
     def sample(self, procs: Sequence[TreeProc]) -> None:
         """Peaks and PIDs from one walk of the tree."""
+        self.last_procs = tuple(procs)  # the sampler's view of the tree (process/sampler.py): no second walk
         self.peak_total = max(self.peak_total, sum(p.rss for p in procs))
         for proc in procs:
             self.seen[proc.pid] = proc.name

@@ -4,7 +4,8 @@ Used by the one line scanner (``process.watcher.LineScanner``: live, and for
 saved logs through ``process.logscan``) on every line it hands a hook.  The raw log always
 keeps the original bytes; only the copy that is matched is cleaned.  Removes
 ANSI escapes (also the bare ``[0m`` left when a log was copied without the ESC
-byte), ``\\r`` progress redraws (keeps the last redraw), a BOM and NULs, CI
+byte, or with it shown as ``←`` by the Windows console), ``\\r`` progress redraws (keeps the last
+redraw), a BOM and NULs, CI
 timestamps (ISO, bracketed, ``hh:mm:ss``), GitHub Actions ``##[error]`` markers,
 docker BuildKit step prefixes (``#8 245.6 ``), docker compose service prefixes
 (``vllm-1  | ``), TheRock ``[component phase]`` prefixes, pip's and uv's
@@ -63,6 +64,8 @@ def clean_line(raw: str) -> str:
         raw = parts[-1] if parts else ""
     if "\ufeff" in raw or "\x00" in raw:
         raw = raw.replace("\ufeff", "").replace("\x00", "")
+    if "←[" in raw:  # the Windows console shows a lost ESC as ← ("←[91mERROR←[0m")
+        raw = raw.replace("←[", "[")
     if "[" in raw and ("m" in raw or "K" in raw):
         raw = _BARE_SGR.sub("", raw)
     if "](" in raw:

@@ -8,6 +8,7 @@ so the report can tell "running" from "killed; resume it".
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -85,7 +86,7 @@ def render_live(run_dir: Path, state: LiveState) -> str:
         head = f"running: attempt {state.attempt or '?'} in progress (rocmbuild PID {state.pid})"
     else:
         head = (f"not finished, and its rocmbuild{f' (PID {state.pid})' if state.pid else ''} is gone: it was "
-                f"killed or the machine went down.\n  what to do: rocmbuild resume {run_dir}")
+                f"killed or the machine went down.\n  what to do: rocmbuild resume {shlex.quote(str(run_dir))}")
     lines = [head]
     if state.step_log and state.last_lines:
         lines.append(f"last lines of {state.step_log}:")

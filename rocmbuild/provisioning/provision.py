@@ -7,11 +7,13 @@ publishes it).
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
 from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process.sidestep import Bounds
-from rocmbuild.provisioning import fingerprint
+from rocmbuild.provisioning import fingerprint, outputs, treehash
 from rocmbuild.provisioning.wheels import (  # noqa: F401  (wheels' names, as callers knew them here)
     MANIFEST,
     WheelResult,
@@ -32,40 +34,48 @@ def _say(streams: Streams, options: BuildOptions, text: str) -> None:
 
 
 def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams,
-               bounds: Bounds | None = None) -> bool:
-    """True = nothing to build: the tree's last success has this fingerprint and still verifies.
+               stop: fingerprint.Stop = fingerprint.never_stop, bounds: Bounds | None = None) -> fingerprint.UpToDate:
+    """``.ok`` = nothing to build: the tree's last success has this fingerprint and still verifies.
 
     Otherwise the stored fingerprint is dropped before the build starts: a build that then fails
-    (or is interrupted half way) must not leave the claim that the tree is built.
+    (or is interrupted half way) must not leave the claim that the tree is built.  The verdict's
+    fingerprint is the inputs *before* the build, which ``after_success`` compares again.
+    Raises ``treehash.Stopped`` when ``stop`` says so during the walk (a Ctrl-C, the budget).
     """
-    verdict = fingerprint.check(plan)
+    verdict = fingerprint.check(plan, stop=stop, verify_again=not options.force)
     data = verdict.to_json()
     if options.force:
         data.update(up_to_date=False, differs=["--force"])
     rec.extra["up_to_date"] = data
     rec.event("fingerprint.compared", **data)
+    tree = verdict.fingerprint.tree
+    if tree is not None and not tree.cacheable:  # said once: after the build it is not walked again
+        _say(streams, options, f"the tree is not cacheable ({'; '.join(tree.special[:3])}"
+                               f"{' ...' if len(tree.special) > 3 else ''}): such files are never opened, "
+                               "and up_to_date is never claimed for this tree")
     if verdict.ok and not options.force:
         _say(streams, options, f"up to date: same fingerprint ({verdict.fingerprint.digest[:12]}) as the last "
-                               f"success in {plan.source}; artifacts: {verdict.artifacts}")
+                               f"success in {plan.source}; {verdict.artifacts}")
         if options.wheel_dir is not None and not published(options.wheel_dir, plan.recipe.name,
                                                             verdict.fingerprint.digest):
             # A node re-run with --wheel-dir still makes sure its wheel is there.
             result = publish_wheels(plan, options, rec, streams, verdict.fingerprint, bounds)
             rec.extra["wheels"] = result.to_json()
-            return result.ok
-        return True
+            return verdict if result.ok else replace(verdict, ok=False)
+        return verdict
     fingerprint.forget(plan.source)
-    return False
+    return replace(verdict, ok=False)
 
 
 def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
-                  streams: Streams, reason: str, bounds: Bounds | None = None) -> tuple[Outcome, str]:
+                  streams: Streams, reason: str, before: fingerprint.Fingerprint | None = None,
+                  stop: fingerprint.Stop = fingerprint.never_stop, bounds: Bounds | None = None
+                  ) -> tuple[Outcome, str]:
     """Store the fingerprint of the command's plan (not the remedied one: the next run of the same
-    command must match), then the wheels; an unverified wheel turns the outcome into `failed`, a
-    wheel step stopped by the budget (``bounds``) into `budget_exhausted`."""
-    current = fingerprint.compute(base_plan)
-    where = fingerprint.save(base_plan.source, current, base_plan.recipe.name)
-    rec.event("fingerprint.saved", digest=current.digest, parts=dict(current.parts), path=str(where))
+    command must match) if the tree's inputs did not change during the build; then the wheels; an
+    unverified wheel turns the outcome into `failed`, a wheel step stopped by the budget (``bounds``)
+    into `budget_exhausted`."""
+    current = _record_success(base_plan, final_plan, options, rec, streams, before, stop)
     if options.wheel_dir is None:
         return Outcome.SUCCEEDED, reason
     result = publish_wheels(final_plan, options, rec, streams, current, bounds)
@@ -74,3 +84,41 @@ def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOpt
         return result.outcome if result.outcome != Outcome.SUCCEEDED else Outcome.FAILED, (
             f"built, but the wheel step failed: {result.detail}")
     return Outcome.SUCCEEDED, f"{reason}; wheel(s) in {options.wheel_dir}"
+
+
+def _record_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
+                    streams: Streams, before: fingerprint.Fingerprint | None,
+                    stop: fingerprint.Stop) -> fingerprint.Fingerprint:
+    """The fingerprint after the build; saved only when the tree's inputs are what they were before it."""
+    def not_saved(why: str) -> None:
+        fingerprint.forget(base_plan.source)
+        rec.event("fingerprint.not_saved", reason=why)
+        rec.extra["fingerprint_saved"] = False
+
+    try:
+        current = fingerprint.compute(base_plan, stop=stop)
+    except treehash.Stopped as exc:
+        not_saved(f"stopped ({exc.reason}) while fingerprinting the tree after the build")
+        return before or fingerprint.Fingerprint({})
+    if before is not None and before.tree is not None and not before.tree.cacheable:
+        not_saved("the tree is not cacheable")
+        return current
+    changed = treehash.changed_between(before.tree, current.tree) if (
+        before is not None and before.tree is not None and current.tree is not None) else []
+    if before is not None:  # the rest of what the build saw: a torch upgraded while it ran, another cc
+        changed += [f"({part})" for part in fingerprint.differences(before.parts, current) if part != "source"]
+    if changed:
+        shown = ", ".join(changed[:5]) + (f" (+{len(changed) - 5} more)" if len(changed) > 5 else "")
+        not_saved(f"changed during the build: {shown}")
+        _say(streams, options, f"the tree changed during the build ({shown}): no up_to_date record, the next "
+                               "run builds again (files the build itself rewrites belong in the recipe's "
+                               "[clean] paths)")
+        return current
+    built = outputs.collect(base_plan.source, base_plan.recipe.verify_artifacts, base_plan.recipe.clean_paths)
+    base_env, final_env = base_plan.env, final_plan.env
+    verify_env = {k: v for k, v in final_env.items() if base_env.get(k) != v}
+    where = fingerprint.save(base_plan.source, current, base_plan.recipe.name, built, verify_env)
+    rec.event("fingerprint.saved", digest=current.digest, parts=dict(current.parts), path=str(where),
+              outputs=built.kind, output_files=len(built.files))
+    rec.extra["fingerprint_saved"] = True
+    return current

@@ -13,7 +13,8 @@ EventName = Literal[
     # the run
     "run.started", "run.resumed", "run.finished", "leftovers.stopped", "plan.warning", "source.copied",
     # preflight and up-to-date
-    "preflight.checked", "fingerprint.compared", "fingerprint.saved", "containment",
+    "preflight.checked", "fingerprint.compared", "fingerprint.saved", "fingerprint.not_saved", "force.cleaned",
+    "containment",
     # attempts
     "attempt.started", "attempt.finished", "failure.diagnosed", "artifacts.verified", "build.warning",
     "cache.warning",

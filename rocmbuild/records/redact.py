@@ -21,6 +21,11 @@ _SECRET_PARAM = re.compile(
     r"(?P<key>[?&](?:[^=&#\s]*(?:token|secret|password|passwd|signature|credential|key|auth|sig)[^=&#\s]*))=[^&#\s'\"]*",
     re.IGNORECASE)
 _SECRET_NAME = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_KEY$|^KEY$|_KEY_", re.IGNORECASE)
+# A notification URL keeps its secrets anywhere after the scheme (slack://TokenA/TokenB/TokenC,
+# https://hooks.slack.com/services/T/B/X, json://host/hook/SECRET): in a value that names notification
+# targets (the ``notify`` option), each URL is kept as its scheme only.
+_ANY_URL = re.compile(r"\b(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://[^\s'\",]+")
+_URL_VALUED_KEYS = frozenset({"notify"})
 
 
 def secret_name(name: str) -> bool:
@@ -51,6 +56,11 @@ def redact_text(text: str, secrets: tuple[str, ...] = ()) -> str:
     return _SECRET_PARAM.sub(lambda m: f"{m.group('key')}={REDACTED}", text) if "=" in text else text
 
 
+def redact_urls(text: str) -> str:
+    """``text`` with every URL in it reduced to ``scheme://<redacted>`` (notification targets)."""
+    return _ANY_URL.sub(lambda m: f"{m.group('scheme')}://{REDACTED}", text)
+
+
 def redact_value(name: str, value: str) -> str:
     return REDACTED if secret_name(name) and value else redact_text(value)
 
@@ -66,6 +76,7 @@ def redact(data: Any, secrets: tuple[str, ...] = ()) -> Any:
         return redact_text(data, secrets)
     if isinstance(data, Mapping):
         return {key: (REDACTED if isinstance(key, str) and secret_name(key) and isinstance(value, str) and value
+                      else redact_urls(value) if key in _URL_VALUED_KEYS and isinstance(value, str)
                       else redact(value, secrets)) for key, value in data.items()}
     if isinstance(data, list | tuple):
         return [redact(item, secrets) for item in data]

@@ -69,6 +69,8 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
                 console.print(f"  | {line}")
         todo = _event_for(events, last.get("number") if last else None).get("todo")
         console.print(f"what to do: {todo or next_steps(diagnosis)}")
+    if outcome == "interrupted" and summary.get("todo"):  # the exact `rocmbuild resume` command
+        console.print(f"what to do: {summary.get('todo')}")
     reason = next((e.get("reason") for e in reversed(events) if e.get("event") == "run.finished"), None)
     if reason and outcome != "succeeded":
         console.print(f"why rocmbuild stopped: {reason}")

@@ -1,0 +1,361 @@
+"""Wording families taken from the tools' sources, fields that decide, and how sure a diagnosis is.
+
+Each fixture is written for a failure's shape (the tool's own wording, as its source prints it), not
+copied from a log; the comment names threads the shape generalises.  Every test checks the decisive
+line as well as the category.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rocmbuild.diagnosis.catalogue import load_catalogue
+from rocmbuild.diagnosis.classifier import Classifier, Diagnosis, classify
+from rocmbuild.process.noise import clean_line
+
+CAT = load_catalogue(user=False)
+
+
+def run(text: str, host: str = "") -> Diagnosis:
+    return classify(text.strip("\n").split("\n"), catalogue=CAT, host=host)
+
+
+# ------------------------------------------------------------------- the HIP runtime's own error table
+
+# hipamd/src/hip_error.cpp's strings reach logs through whatever macro the (ported) code uses:
+# ggml's CUDA_CHECK prints "CUDA error <n> at <file>:<line>: <string>" on ROCm (ggml-org/llama.cpp
+# threads), PyTorch "HIP error: <string>" (pytorch/pytorch#103973), HIP_CHECK wrappers the error's name.
+@pytest.mark.parametrize("line", [
+    "CUDA error 98 at /src/ggml/ggml-cuda.cu:2112: invalid device function",
+    "ROCm error: invalid device function",
+    "  hipLaunchKernel failed -> hipErrorInvalidDeviceFunction (kernels.hip:41)",
+    "RuntimeError: HIP error: device kernel image is invalid",
+    "terminate called after throwing an instance of 'c10::Error'\n"
+    "  what():  CUDA error: no kernel image is available for execution on the device",
+])
+def test_hip_runtime_error_strings_through_any_macro_are_arch_mismatch(line: str) -> None:
+    got = run("[ 41%] running the test\n" + line)
+    assert got.category == "arch_mismatch", got
+    assert got.line is not None and got.line >= 2
+    assert got.confidence == "high"
+
+
+def test_other_hip_runtime_errors_are_not_an_arch_gap() -> None:
+    # Same table, other rows: memory and launch failures say nothing about code objects.
+    got = run("CUDA error 2 at ggml-cuda.cu:900: out of memory\nHIP error: an illegal memory access was encountered")
+    assert got.category != "arch_mismatch"
+
+
+# ---------------------------------------------------------------------------------- GCC and LLVM texts
+
+def test_gcc_driver_names_the_signal_segfault_is_a_crash_killed_is_oom() -> None:
+    # gcc.cc: "%s signal terminated program %s" with strsignal(); only SIGKILL is the OOM killer
+    # (rocm-arch/rocm-arch#309 and google/or-tools#4229 are the Killed form; the other signals crash).
+    crash = run("c++: internal compiler error: Segmentation fault signal terminated program cc1plus")
+    assert crash.category == "compiler_crash"
+    oom = run("g++: fatal error: Killed signal terminated program cc1plus")
+    assert oom.category == "out_of_memory"
+
+
+def test_a_localised_sigkill_in_an_ice_is_oom_not_a_crash() -> None:
+    # glibc translates strsignal(SIGKILL); GCC prints it inside its ICE banner
+    # (stratisproject/stratisX#42: French "Processus arrêté"), then the bug-report banner.
+    got = run("g++: internal compiler error: Processus arrêté (program cc1plus)\n"
+              "Please submit a full bug report,\nwith preprocessed source if appropriate.")
+    assert (got.category, got.line) == ("out_of_memory", 1)
+
+
+def test_gcc_bug_report_banner_alone_is_a_crash() -> None:
+    # gcc/diagnostic.cc's banner when the ICE line itself was not pasted.
+    got = run("make[2]: Leaving directory '/b'\n"
+              "Please submit a full bug report, with preprocessed source (by using -freport-bug).\n"
+              "See <file:///usr/share/doc/gcc-13/README.Bugs> for instructions.")
+    assert (got.category, got.line) == ("compiler_crash", 2)
+
+
+@pytest.mark.parametrize("line", [
+    "LLVM ERROR: Cannot select: intrinsic %llvm.nvvm.shfl.sync.bfly.i32",    # lum3on/comfyui_HiDream-Sampler#102
+    "LLVM ERROR: Cannot select: intrinsic %llvm.amdgcn.mfma.f32.16x16x16f16",  # MFMA on a gfx without it
+])
+def test_instruction_the_target_lacks_is_unsupported_arch_not_a_crash(line: str) -> None:
+    got = run("[12/80] Building HIP object k.o\n" + line)
+    assert (got.category, got.line) == ("unsupported_arch", 2), got
+
+
+# ------------------------------------------------------------------------------- headers and products
+
+@pytest.mark.parametrize(("line", "library"), [
+    ("src/gemm.cpp:4:10: fatal error: hipblas/hipblas.h: No such file or directory", "hipblas"),   # GCC's wording
+    ("/opt/rocm-5.6.0/include/hip/hip_bf16.h:30:10: fatal error: 'hip/amd_detail/amd_hip_bf16.h' file not found",
+     "hip"),  # clang's wording; a ROCm too old for the code (vllm-project/vllm#1313)
+])
+def test_a_missing_rocm_component_header_is_toolchain_missing(line: str, library: str) -> None:
+    got = run("In file included from src/x.cpp:1:\n" + line + "\ncompilation terminated.")
+    assert (got.category, got.line, got.fields.get("library")) == ("toolchain_missing", 2, library)
+    assert "install" in got.advice
+
+
+def test_a_projects_own_missing_header_is_not_a_rocm_component() -> None:
+    got = run("src/x.cpp:1:10: fatal error: myproj/hip/kernels.h: No such file or directory")
+    assert got.category != "toolchain_missing"
+
+
+def test_a_per_arch_object_never_produced_is_unsupported_arch() -> None:
+    # ROCm/TheRock#154 (hipBLASLt ops for gfx1151), clang's err_drv_no_such_file wording.
+    got = run("[3/37] Compiling source kernels\n"
+              "clang++: error: no such file or directory: '/b/build_tmp/ops/A_H_S_256_4_gfx1151.o'")
+    assert (got.category, got.fields.get("arch"), got.line) == ("unsupported_arch", "gfx1151", 2)
+
+
+# ------------------------------------------------------------------------------------ linker and loader
+
+@pytest.mark.parametrize("log", [
+    # binutils' DSO-missing pair (mapnik/mapnik#2771, xtreme8000/BetterSpades#67)
+    "/usr/bin/ld: libfoo.a(a.o): undefined reference to symbol 'dlclose@@GLIBC_2.2.5'\n"
+    "/usr/bin/ld: /lib/x86_64-linux-gnu/libdl.so.2: error adding symbols: DSO missing from command line",
+    # libdl/libm not linked (janestreet/magic-trace#198)
+    "tool.c:(.text+0x12): undefined reference to `dlsym'\ncollect2: error: ld returned 1 exit status",
+    # binutils' Spanish translation, OpenMP runtime not linked (OPALX-project/OPAL#1205)
+    "B.cpp:(.text+0x8): referencia a `GOMP_parallel' sin definir\ncollect2: error: ld devolvió el estado de salida 1",
+])
+def test_link_time_symbol_families_are_missing_library(log: str) -> None:
+    got = run(log)
+    assert (got.category, got.line) == ("missing_library", 1), got
+
+
+def test_ldd_not_found_is_missing_runtime_library() -> None:
+    # glibc rtld's trace wording (ROCm/ROCm-OpenCL-Runtime#42)
+    got = run("$ ldd libamdocl64.so\n\tlibc.so.6 => /lib/libc.so.6 (0x7f)\n\tlibhsa-runtime64.so.1 => not found")
+    assert (got.category, got.fields.get("library"), got.line) == (
+        "missing_runtime_library", "libhsa-runtime64.so.1", 3)
+
+
+@pytest.mark.parametrize(("log", "line"), [
+    # a ctypes binding newer than its library (ROCm/amdsmi#186)
+    ("Traceback (most recent call last):\n"
+     "  File \"/usr/lib64/python3.9/ctypes/__init__.py\", line 387, in __getattr__\n"
+     "    func = self.__getitem__(name)\n"
+     "AttributeError: /opt/rocm-7.0.1/lib/libamd_smi.so: undefined symbol: amdsmi_new_call", 4),
+    # a C-API symbol of another Python (pytorch/pytorch#14931)
+    ("python: symbol lookup error: /v/torch/lib/libtorch_python.so: undefined symbol: PySlice_Unpack", 1),
+])
+def test_symbol_skew_between_binding_and_library_is_abi_mismatch(log: str, line: int) -> None:
+    got = run(log)
+    assert (got.category, got.line) == ("abi_mismatch", line), got
+
+
+def test_a_linker_line_inside_a_traceback_is_not_a_frames_source_line() -> None:
+    # A JIT link printed into the middle of a Python traceback (pytorch/pytorch#103417).
+    got = run('  File "/x/torch/_inductor/debug.py", line 239, in inner\n'
+              "/usr/bin/ld: cannot find -lcuda: No such file or directory\n"
+              "collect2: error: ld returned 1 exit status\n    return fn(*args, **kwargs)")
+    assert (got.category, got.fields.get("library"), got.line) == ("missing_library", "cuda", 2)
+
+
+# ----------------------------------------------------------------------------- fields decide: the host
+
+CUDA_LIB = ("Traceback (most recent call last):\n"
+            "  File \"/v/lib/python3.10/site-packages/torch/__init__.py\", line 176, in _load_global_deps\n"
+            "    ctypes.CDLL(lib_path, mode=ctypes.RTLD_GLOBAL)\n"
+            "OSError: libcudart.so.12: cannot open shared object file: No such file or directory")
+
+
+def test_a_cuda_library_missing_on_an_unknown_host_is_a_load_path_problem() -> None:
+    # pytorch/pytorch#131284, shouxieai/tensorRT_Pro#171: CUDA boxes, nothing in the log says ROCm.
+    got = run(CUDA_LIB)
+    assert (got.category, got.line) == ("missing_runtime_library", 4)
+
+
+def test_a_cuda_library_missing_on_a_rocm_host_is_the_wrong_package() -> None:
+    # The same line where the log shows ROCm (bitsandbytes on ROCm) or the build knows its host.
+    shown = run("torch.__version__  = 2.4.0+rocm6.1\n" + CUDA_LIB)
+    assert (shown.category, shown.line) == ("toolchain_missing", 5)
+    known = run(CUDA_LIB, host="rocm")
+    assert known.category == "toolchain_missing"
+
+
+def test_a_cuda_torch_library_missing_is_an_extension_built_for_another_torch() -> None:
+    # xuhuisheng/rocm-gfx803#23 (torchaudio for a CUDA torch on a ROCm torch)
+    got = run("OSError: libc10_cuda.so: cannot open shared object file: No such file or directory")
+    assert (got.category, got.fields.get("library")) == ("abi_mismatch", "libc10_cuda.so")
+
+
+# --------------------------------------------------------------------------- CMake, pip, nvcc templates
+
+@pytest.mark.parametrize("log", [
+    # CMakeDetermine<LANG>Compiler.cmake (cuda_memtest#45, VideoProcessingFramework#16, torch-int#25)
+    "CMake Error at CMakeLists.txt:43 (enable_language):\n  No CMAKE_HIP_COMPILER could be found.\n",
+    "CMake Error at /usr/share/cmake/Modules/CMakeDetermineCUDACompiler.cmake:25 (message):\n"
+    "  Could not find compiler set in environment variable CUDACXX:\n  /usr/local/cuda/bin/nvcc.",
+])
+def test_cmake_cannot_find_a_languages_compiler_is_toolchain_missing(log: str) -> None:
+    got = run(log)
+    assert (got.category, got.line) == ("toolchain_missing", 2), got
+
+
+def test_pep517_backend_unavailable_is_a_missing_python_dependency() -> None:
+    # pypa/build's wording through a Windows console that shows ESC as ← (pypa/packaging-problems#482)
+    assert clean_line("←[91mERROR←[0m Backend 'setuptools.build_meta' is not available.") == \
+        "ERROR Backend 'setuptools.build_meta' is not available."
+    got = run("←[91mERROR←[0m Backend 'setuptools.build_meta' is not available.")
+    assert (got.category, got.fields.get("module")) == ("missing_python_dependency", "setuptools.build_meta")
+
+
+@pytest.mark.parametrize("line", [
+    "nvcc fatal   : Unsupported gpu architecture 'compute_20'",     # rodschulz/BPA#6
+    "nvcc fatal   : Value 'sm_35' is not defined for option 'gpu-architecture'",
+    "Tensile::FATAL: Architecture gfx90c not supported",           # lamikr/rocm_sdk_builder#112
+])
+def test_arch_names_a_toolchain_rejects_are_unsupported_arch(line: str) -> None:
+    got = run("-- Configuring done\n" + line)
+    assert (got.category, got.line) == ("unsupported_arch", 2), got
+
+
+def test_clang_without_hip_rejecting_offload_arch_is_toolchain_missing() -> None:
+    # clang's err_drv_unsupported_opt (ROCm/hipfort#12: a distro clang-10)
+    got = run("clang-10: error: unsupported option '--offload-arch=gfx900'")
+    assert (got.category, got.fields.get("option")) == ("toolchain_missing", "--offload-arch")
+
+
+# ------------------------------------------------------------------------------------------ downloads
+
+@pytest.mark.parametrize(("line", "status"), [
+    ("urllib.error.HTTPError: HTTP Error 409: Conflict", "409"),                              # CPython urllib
+    ("requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://h/x.tgz", "404"),  # requests
+    ("2025-01-02 10:00:00 ERROR 410: Gone.", "410"),                                           # GNU wget
+    ("  Caused by: HTTP status client error (403 Forbidden) for url (https://h/x.whl)", "403"),  # uv/reqwest
+    ("curl: (22) The requested URL returned error: 404", "404"),                                # curl
+])
+def test_gone_for_good_in_any_clients_words_is_never_retried(line: str, status: str) -> None:
+    got = run("-- Downloading x\n" + line)
+    assert (got.category, got.signature, got.fields.get("status")) == ("network", "download-gone", status), got
+    assert not got.retryable and got.remedies == ()
+
+
+@pytest.mark.parametrize("log", [
+    "CMake Error at cmake/aotriton.cmake:40 (file):\n  file DOWNLOAD HASH mismatch\n\n"
+    "    for file: [/src/build/aotriton.tar.gz]",
+    "  ╰─▶ Hash mismatch for `triton==3.5.0`",
+    "ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE.",
+])
+def test_a_hash_mismatch_is_fetched_again_once_never_waited_out(log: str) -> None:
+    got = run(log)
+    assert got.category == "network" and got.retryable
+    assert got.remedies == ("refetch_download",), "one fresh fetch, no wait_and_retry"
+
+
+def test_the_cmake_hash_mismatch_names_the_partial_file() -> None:
+    got = run("CMake Error at a.cmake:4 (file):\n  file DOWNLOAD HASH mismatch\n\n    for file: [/src/build/a.tgz]")
+    assert got.fields.get("file") == "/src/build/a.tgz"
+
+
+def test_urllib3s_last_retry_is_a_network_failure() -> None:
+    # pypi/warehouse#3395: every retry shown, the last with total=0
+    retry = ("  Retrying (Retry(total={n}, connect=None, read=None, redirect=None, status=None)) after connection "
+             "broken by 'SSLError(SSLError(1, '[SSL: CERTIFICATE_VERIFY_FAILED]'))': /simple/pip/")
+    got = run("Collecting pip\n" + "\n".join(retry.format(n=n) for n in (2, 1, 0)))
+    assert (got.category, got.line) == ("network", 4)
+
+
+# ---------------------------------------------------------------------------------------- confidence
+
+def test_a_specific_match_is_high_confidence_and_says_so_in_json() -> None:
+    got = run("/usr/bin/ld: cannot find -lhipblas")
+    assert got.confidence == "high"
+    assert json.loads(json.dumps(got.to_json()))["confidence"] == "high"
+    assert got.summary_json()["confidence"] == "high", "the attempt's diagnosis carries it too"
+
+
+def test_a_fallback_alone_is_medium_confidence() -> None:
+    got = run("Killed")
+    assert (got.category, got.confidence) == ("out_of_memory", "medium")
+
+
+def test_nothing_matched_is_unknown_with_low_confidence() -> None:
+    got = run("src/a.cpp:3:1: error: expected ';' after class definition")
+    assert (got.category, got.confidence) == ("unknown", "low")
+
+
+def test_a_tie_between_specific_readings_on_two_lines_is_unknown() -> None:
+    # Resource-free ranks, same priority band, different lines, different categories: a missing header
+    # of a ROCm component (toolchain_missing, 79) and a library's arch check (unsupported_arch, 79).
+    got = run("src/x.cpp:1:10: fatal error: rocblas/rocblas.h: No such file or directory\n"
+              "RuntimeError: gfx1010 is not a supported target")
+    assert (got.category, got.confidence) == ("unknown", "low")
+    assert {c.category for c in got.candidates} == {"toolchain_missing", "unsupported_arch"}
+    assert {c.line for c in got.candidates} == {1, 2}
+
+
+def test_a_refinement_on_the_same_line_is_not_a_tie() -> None:
+    # conda's own libstdc++ behind a GLIBCXX error: the specific reading refines the generic one.
+    got = run("ImportError: /home/u/miniconda3/envs/e/lib/libstdc++.so.6: version `GLIBCXX_3.4.30' not found "
+              "(required by /x/_C.so)")
+    assert got.category != "unknown" and got.confidence == "high"
+
+
+def test_a_live_classifier_knows_its_host() -> None:
+    classifier = Classifier(CAT, host="rocm")
+    classifier.on_line(1, "ImportError: libcublas.so.12: cannot open shared object file: No such file or directory")
+    assert classifier.finish().category == "toolchain_missing"
+
+
+def test_a_library_only_for_another_cpu_is_an_arch_mismatch() -> None:
+    # binutils' "skipping incompatible" before "cannot find" (esmini on aarch64, a nixpkgs cross build
+    # whose host ld skipped the aarch64 glib): the library exists, for another architecture.
+    got = run("/usr/bin/ld: skipping incompatible /x/lib/libosg.a when searching for -losg\n"
+              "/usr/bin/ld: cannot find -losg")
+    assert (got.category, got.fields.get("library"), got.line) == ("arch_mismatch", "osg", 1)
+
+
+def test_clang_without_its_linker_is_toolchain_missing() -> None:
+    # clang's driver wording for a tool it cannot run (rocm-arch hsa-rocr builds without lld).
+    got = run('clang-14: error: unable to execute command: Executable "ld.lld" doesn\'t exist!\n'
+              "clang-14: error: ld.lld command failed with exit code 1 (use -v to see invocation)")
+    assert (got.category, got.fields.get("tool"), got.line) == ("toolchain_missing", "ld.lld", 1)
+
+
+def test_spack_checksum_failures_are_left_unknown() -> None:
+    # spack/spack#14340 and spack/spack#5613: the same ChecksumError was an upstream re-rolled tarball
+    # in one thread and a flaky mirror in the other; most are the former, which no retry fixes.
+    got = run("==> Error: ChecksumError: sha256 checksum failed for /tmp/spack-stage/x-1.0.tar.gz")
+    assert got.category == "unknown"
+
+
+def test_a_stale_precompiled_header_is_a_stale_build() -> None:
+    # clang's err_fe_pch_file_modified (a TrinityCore build after a system header update; a spectre
+    # build after a source moved): the PCH predates a file it was built from.
+    got = run("In file included from <built-in>:1:\n"
+              "fatal error: file '/usr/include/asm/types.h' has been modified since the precompiled header "
+              "'/b/pch.h.gch' was built")
+    assert (got.category, got.line) == ("stale_build", 2)
+
+
+def test_curl_status_through_cmake_download_is_network() -> None:
+    # curl_easy_strerror's words as CMake's file(DOWNLOAD) STATUS prints them (vcpkg behind a proxy;
+    # a neovim third-party download that could not connect).
+    got = run('-- Downloading https://h/x.tar.gz... Failed. Status: 35;"SSL connect error"\n'
+              "CMake Error at scripts/cmake/vcpkg_download_distfile.cmake:156 (message):")
+    assert (got.category, got.fields.get("code"), got.line) == ("network", "35", 1)
+
+
+def test_a_container_step_killed_with_137_is_oom() -> None:
+    # docker's "returned a non-zero code: 137" (github/semantic's cabal build, Docker Desktop's memory cap)
+    got = run("Step 14/20 : RUN cabal v2-build\n"
+              "The command '/bin/sh -c cabal v2-build' returned a non-zero code: 137")
+    assert (got.category, got.line) == ("out_of_memory", 2)
+
+
+@pytest.mark.parametrize(("log", "category"), [
+    # runc's ENOEXEC for an image of another CPU (docker threads on arm64 hosts running amd64 images)
+    ('standard_init_linux.go:178: exec user process caused "exec format error"', "arch_mismatch"),
+    # node's NODE_MODULE_VERSION check (electron apps with addons built for the system node)
+    ("Error: The module '/x/binding.node'\nwas compiled against a different Node.js version using\n"
+     "NODE_MODULE_VERSION 57. This version of Node.js requires\nNODE_MODULE_VERSION 64.", "abi_mismatch"),
+    # V8's heap limit during a webpack build
+    ("<--- JS stacktrace --->\nFATAL ERROR: Ineffective mark-compacts near heap limit Allocation failed - "
+     "JavaScript heap out of memory", "out_of_memory"),
+])
+def test_runtime_families_outside_the_gpu_stack(log: str, category: str) -> None:
+    assert run(log).category == category
