@@ -728,6 +728,235 @@ def osc_on_terminal(tmp: Path) -> tuple[bool, str]:
     return not leaked and b"xy" in seen, f"OSC on the terminal: {leaked}"
 
 
+# -- round 3: wheels, limits in every step, containment without cgroups -------------------------------
+
+# A private mount namespace whose cgroup mounts are gone: the run sees no cgroup v2 at all (root).
+NO_CGROUP = ["unshare", "-m", "--propagation", "private", "sh", "-c",
+             "for m in $(awk '$3 == \"cgroup2\" || $3 == \"cgroup\" {print $2}' /proc/self/mounts | sort -r); "
+             "do umount -l \"$m\"; done; exec \"$@\"", "no-cgroup"]
+
+
+def _wheel_recipe(tmp: Path, build: str = "true", wheel: str | None = None, requires: str = "") -> Path:
+    path = tmp / "wl.toml"
+    path.write_text(f'name = "wl"\n{requires}[steps]\nbuild = [{json.dumps(build)}]\n'
+                    + (f"wheel = [{json.dumps(wheel)}]\n" if wheel is not None else ""))
+    return path
+
+
+def _a_wheel(tmp: Path, who: str) -> Path:
+    """A real (tiny) wheel named demo-1.0-py3-none-any.whl, in a directory of its own."""
+    import zipfile
+
+    where = tmp / f"made-{uuid.uuid4().hex[:6]}"
+    where.mkdir()
+    wheel = where / "demo-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        archive.writestr("demo/__init__.py", f"WHO = {who!r}\n")
+        archive.writestr("demo-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: demo\nVersion: 1.0\n")
+    return wheel
+
+
+def _gone(argument: str, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while marked(argument):
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
+def wheel_dir_case(kind: str) -> Callable[[Path], tuple[bool, str]]:
+    """--wheel-dir a file or a read-only mount: exit 2 before the build, what/why/todo, no traceback."""
+    def case(tmp: Path) -> tuple[bool, str]:
+        built = tmp / "built"
+        r = _wheel_recipe(tmp, build=f"touch {built}")
+        with contextlib.ExitStack() as stack:
+            if kind == "file":
+                target = tmp / "file"
+                target.write_text("x")
+            else:
+                target = stack.enter_context(mounted(tmp / "ro", "-t", "tmpfs", "-o", "size=1M,ro", "tmpfs")) / "w"
+            proc = run(build_argv(tmp, r, "--wheel-dir", str(target)), env_for(tmp))
+        ok = (proc.returncode == 2 and not built.exists() and "what to do" in proc.stderr
+              and "Traceback" not in proc.stderr)
+        return ok, f"exit {proc.returncode}, built first: {built.exists()}"
+    return case
+
+
+MANIFEST_SHAPES: dict[str, bytes] = {
+    "a list": b"[]", "a string": b'"x"', "a number": b"42", "null": b"null", "wheels a list": b'{"wheels": []}',
+    "wheels a string": b'{"wheels": "x"}', "entry a string": b'{"wheels": {"demo-1.0-py3-none-any.whl": "x"}}',
+    "entry a list": b'{"wheels": {"demo-1.0-py3-none-any.whl": []}}',
+    "recipe a number": b'{"wheels": {"demo-1.0-py3-none-any.whl": {"recipe": 7}}}',
+    "path as name": b'{"wheels": {"../x.whl": {}}}', "nested 100000 deep": b"[" * 100_000 + b"]" * 100_000,
+    "not JSON": b'{"wheels": {',
+}
+
+
+def manifest_case(shape: str) -> Callable[[Path], tuple[bool, str]]:
+    """A manifest.json of the wrong shape: refused before the build (exit 2), never a traceback (exit 70)."""
+    def case(tmp: Path) -> tuple[bool, str]:
+        built = tmp / "built"
+        wheels = tmp / "wheels"
+        wheels.mkdir()
+        (wheels / "manifest.json").write_bytes(MANIFEST_SHAPES[shape])
+        made = _a_wheel(tmp, "mine")  # a good build and wheel step: unchecked, the manifest is read after them
+        r = _wheel_recipe(tmp, build=f"touch {built}", wheel=f'cp {made} "$WHEEL_DIR"/')
+        proc = run(build_argv(tmp, r, "--wheel-dir", str(wheels)), env_for(tmp))
+        ok = proc.returncode == 2 and not built.exists() and "Traceback" not in proc.stderr
+        return ok, f"exit {proc.returncode}, built first: {built.exists()}"
+    return case
+
+
+def foreign_wheel(tmp: Path) -> tuple[bool, str]:
+    """A same-named wheel the manifest gives to another recipe is never replaced silently."""
+    wheels = tmp / "wheels"
+    wheels.mkdir()
+    theirs = _a_wheel(tmp, "theirs")
+    (wheels / theirs.name).write_bytes(theirs.read_bytes())
+    (wheels / "manifest.json").write_text(json.dumps({"wheels": {theirs.name: {"recipe": "other"}}}))
+    mine = _a_wheel(tmp, "mine")
+    proc = run(build_argv(tmp, _wheel_recipe(tmp, wheel=f'cp {mine} "$WHEEL_DIR"/'), "--wheel-dir", str(wheels)),
+               env_for(tmp))
+    kept = (wheels / theirs.name).read_bytes() == theirs.read_bytes()
+    said = "not replaced" in proc.stderr + proc.stdout
+    return kept and said and proc.returncode != 0, f"exit {proc.returncode}, kept: {kept}, said: {said}"
+
+
+def wheel_budget(tmp: Path) -> tuple[bool, str]:
+    """--budget 10s with a wheel step that would take 61 s: exit 5, budget_exhausted, nothing left running."""
+    marker = f"{random.randint(10**5, 10**6)}.61"
+    r = _wheel_recipe(tmp, wheel=f"sleep {marker}")
+    t0 = time.monotonic()
+    try:
+        proc = run(build_argv(tmp, r, "--wheel-dir", str(tmp / "w"), "--budget", "10s"), env_for(tmp), timeout=120)
+        took = time.monotonic() - t0
+        outcome = summary(tmp / "run").get("outcome")
+        ok = proc.returncode == 5 and outcome == "budget_exhausted" and took < 40 and not marked(marker)
+        return ok, f"exit {proc.returncode}, {outcome}, {took:.0f}s"
+    finally:
+        kill_marked(marker)
+
+
+def wheel_daemon(tmp: Path) -> tuple[bool, str]:
+    """A wheel step that starts `setsid sleep 1000 &`: the daemon is ended with the step."""
+    marker = f"{random.randint(10**5, 10**6)}.1000"
+    mine = _a_wheel(tmp, "mine")
+    r = _wheel_recipe(tmp, wheel=f'setsid sleep {marker} & cp {mine} "$WHEEL_DIR"/')
+    try:
+        proc = run(build_argv(tmp, r, "--wheel-dir", str(tmp / "w")), env_for(tmp))
+        return proc.returncode == 0 and _gone(marker, 2), f"exit {proc.returncode}, alive: {bool(marked(marker))}"
+    finally:
+        kill_marked(marker)
+
+
+_bare: dict[str, Path] = {}
+
+
+def _bare_venv() -> Path:
+    """A venv without torch (the build's interpreter), shared by the --requires-from cases."""
+    if "bin" not in _bare:
+        where = Path(tempfile.mkdtemp(prefix="atk-venv-"))
+        _cleanup.append(where)
+        subprocess.run([PY, "-m", "venv", str(where / "venv")], check=True, timeout=120)
+        _bare["bin"] = where / "venv" / "bin"
+    return _bare["bin"]
+
+
+def requires_from_hostile(kind: str) -> Callable[[Path], tuple[bool, str]]:
+    """--requires-from an index on 127.0.0.1 that never answers or trickles a byte every 5 s, --budget 10s:
+    exit 5 well before 300 s, pip ended with the run.  The server is this process's and stopped by it."""
+    def case(tmp: Path) -> tuple[bool, str]:
+        import socket
+
+        server = socket.socket()
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        server.settimeout(0.2)
+        stop = threading.Event()
+        conns: list[socket.socket] = []
+
+        def trickle(conn: socket.socket) -> None:
+            for byte in b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<html>" * 50:
+                if stop.wait(5):
+                    return
+                with contextlib.suppress(OSError):
+                    conn.sendall(bytes([byte]))
+
+        def serve() -> None:
+            while not stop.is_set():
+                with contextlib.suppress(OSError):
+                    conn, _ = server.accept()
+                    conns.append(conn)
+                    if kind == "trickles":
+                        threading.Thread(target=trickle, args=(conn,), daemon=True).start()
+
+        thread = threading.Thread(target=serve, daemon=True)
+        thread.start()
+        url = f"http://127.0.0.1:{server.getsockname()[1]}/simple"
+        env = env_for(tmp)
+        env["PATH"] = f"{_bare_venv()}:{env.get('PATH', '')}"
+        t0 = time.monotonic()
+        try:
+            r = _wheel_recipe(tmp, requires='requires = ["torch"]\n')
+            proc = run(build_argv(tmp, r, "--requires-from", url, "--budget", "10s"), env, timeout=300)
+            took = time.monotonic() - t0
+            left = marked(url)
+            ok = proc.returncode == 5 and took < 60 and not left and "Traceback" not in proc.stderr
+            return ok, f"exit {proc.returncode} after {took:.0f}s, pip left: {len(left)}"
+        except subprocess.TimeoutExpired:
+            return False, "still running at 300 s"
+        finally:
+            stop.set()
+            thread.join(5)
+            for conn in conns:
+                conn.close()
+            server.close()
+            kill_marked(url)
+    return case
+
+
+def no_cgroup_said(tmp: Path) -> tuple[bool, str]:
+    """Without cgroups the run says containment is off: summary.json's containment, and the console."""
+    proc = run(NO_CGROUP + build_argv(tmp, recipe(tmp, "true")), env_for(tmp))
+    kind = summary(tmp / "run").get("containment", {})
+    ok = isinstance(kind, dict) and kind.get("cgroup") is False and "containment is off" in proc.stderr
+    return ok, f"summary containment: {kind}, said: {'containment is off' in proc.stderr}"
+
+
+def no_cgroup_daemons(tmp: Path) -> tuple[bool, str]:
+    """Without cgroups, 5 runs whose build and wheel steps leave daemons: none survives any run."""
+    survived = 0
+    for i in range(5):
+        marker = f"{random.randint(10**5, 10**6)}.{i + 1}"
+        mine = _a_wheel(tmp, "mine")
+        r = _wheel_recipe(tmp, build=f"setsid sleep {marker} & setsid -f sleep {marker}; true",
+                          wheel=f'setsid -f sleep {marker}; cp {mine} "$WHEEL_DIR"/')
+        try:
+            run(NO_CGROUP + build_argv(tmp, r, "--wheel-dir", str(tmp / f"w{i}"), run=f"run{i}"), env_for(tmp))
+            survived += not _gone(marker, 2)
+        finally:
+            kill_marked(marker)
+    return survived == 0, f"daemons survived {survived} of 5 runs"
+
+
+def no_cgroup_sigkill(tmp: Path) -> tuple[bool, str]:
+    """Without cgroups, rocmbuild SIGKILLed while escapers.py runs: every escape kind is ended (watchdog)."""
+    marker = f"atk-{uuid.uuid4().hex[:10]}"
+    r = recipe(tmp, f"{PY} {CHILDREN / 'escapers.py'} {marker} stay")
+    proc = start_until_ready(NO_CGROUP + build_argv(tmp, r), env_for(tmp))
+    try:
+        proc.kill()  # the namespace's shell exec'd rocmbuild: this is rocmbuild
+        proc.communicate(timeout=30)
+        deadline = time.monotonic() + 5
+        while marked(marker) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        alive = kinds_alive(marker)
+        return not alive, f"survived: {sorted(alive)}" if alive else ""
+    finally:
+        kill_marked(marker)
+
+
 # -- the table ----------------------------------------------------------------------------------------
 
 
@@ -809,6 +1038,17 @@ def cases() -> list[Case]:
     from attack_uptodate import cases as uptodate_cases  # beside this file: a false up_to_date, special files
 
     table += uptodate_cases()
+    # round 3: wheels, limits in every step, containment without cgroups
+    table += [(f"wheels: --wheel-dir {k}", wheel_dir_case(k)) for k in ("file", "read-only mount")]
+    table += [(f"wheels: manifest.json {k}", manifest_case(k)) for k in MANIFEST_SHAPES]
+    table.append(("wheels: another recipe's same-named wheel", foreign_wheel))
+    table += [("limits: --budget in the wheel step", wheel_budget),
+              ("limits: --budget in --requires-from, index never answers", requires_from_hostile("never answers")),
+              ("limits: --budget in --requires-from, index trickles", requires_from_hostile("trickles")),
+              ("contain: wheel step's setsid sleep &", wheel_daemon),
+              ("no-cgroup: containment off said in summary and console", no_cgroup_said),
+              ("no-cgroup: daemons of 5 runs", no_cgroup_daemons),
+              ("no-cgroup: SIGKILLed rocmbuild, escapers", no_cgroup_sigkill)]
     return table
 
 

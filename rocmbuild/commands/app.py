@@ -50,9 +50,11 @@ from rocmbuild.planning.planning import at_its_turn, check_requires, plan_all
 from rocmbuild.planning.torchadvice import torch_install
 from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
+from rocmbuild.process.sidestep import Bounds, bounded_run
 from rocmbuild.process.treelock import TreeLock
 from rocmbuild.provisioning import provision, requirements, treehash
 from rocmbuild.provisioning.torchpin import keep_torch
+from rocmbuild.provisioning.wheels import check_wheel_dir
 from rocmbuild.records import detach
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
 from rocmbuild.records.notify import notify_console, run_notify
@@ -129,12 +131,15 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
 
 
 def _requires_from(missing: Sequence[Any], plans: Sequence[BuildPlan], options: BuildOptions, streams: Streams,
-                   install: bool) -> list[Any]:
+                   install: bool, bounds: Bounds | None = None) -> list[Any]:
     """--requires-from: install (or, for a plan, resolve) what ``requires`` misses (requirements.py)."""
     if not missing or not options.requires_from:
         return []
 
-    provided = requirements.satisfy(missing, plans, options.requires_from, install)
+    # pip runs as a contained step: the budget, the stall timeout and an interrupt stop it (an index that
+    # never answers, or trickles a byte at a time, would hold it for its 3 h timeout), with its daemons.
+    run = bounded_run("requires-from", bounds or Bounds(stall_timeout_s=options.stall_timeout_s))
+    provided = requirements.satisfy(missing, plans, options.requires_from, install, run)
     for item in provided:
         streams.err.write(f"rocmbuild: {requirements.describe(item)}\n")
     streams.err.flush()
@@ -286,20 +291,25 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
     remember_versions(paths.state_dir("probes"))
     if options.dry_run:
         return show_plans(names, options, environ, streams, services)
+    # The budget counts from here: installing requires (--requires-from) is part of the command's time.
+    deadline = services.clock() + options.budget_s if options.budget_s else None
     plans = plan_all(names, options, environ, services)
-    missing = check_requires(plans, services)
-    provided = _requires_from(missing, plans, options, streams, install=True)
-    if provided:
-        missing = check_requires(plans, services)
-    if missing:
-        raise _requires_error(missing, plans, names, services)
+    if options.wheel_dir is not None:  # before hours of build, not after them
+        check_wheel_dir(options.wheel_dir)
     exit_code: int = ExitCode.SUCCEEDED
     run_dirs: list[Path] = []  # for --notify: the last run dir holds the outcome of the whole command
     try:
         with runner.InterruptFlag() as interrupted:
+            missing = check_requires(plans, services)
+            provided = _requires_from(missing, plans, options, streams, install=True,
+                                      bounds=Bounds(deadline, options.stall_timeout_s, interrupted))
+            if provided:
+                missing = check_requires(plans, services)
+            if missing:
+                raise _requires_error(missing, plans, names, services)
             ctx = RunContext.for_options(
                 options, streams=streams, services=services, catalogue=load_catalogue(), interrupted=interrupted,
-                deadline=services.clock() + options.budget_s if options.budget_s else None)
+                deadline=deadline)
             for index, plan in enumerate(plans):
                 if index > 0:  # sized when its turn comes: what the recipes before it left free
                     plan = at_its_turn(plan, options, environ)
@@ -402,6 +412,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
               rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None, pid=os.getpid())
+    _record_containment(rec, streams)
     for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
         rec.event("leftovers.stopped", **leftover)
         streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "
@@ -412,8 +423,9 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     outcome: Outcome
     stop = _fingerprint_stop(ctx)
     facts = facts if facts is not None else []
+    bounds = Bounds(ctx.deadline, ctx.limits.stall_timeout_s, ctx.interrupted)  # for the wheel step
     try:
-        verdict = provision.up_to_date(base_plan, options, rec, streams, stop=stop)
+        verdict = provision.up_to_date(base_plan, options, rec, streams, stop=stop, bounds=bounds)
     except treehash.Stopped as exc:
         return _finish(rec, Outcome.INTERRUPTED if exc.reason == "interrupted" else Outcome.BUDGET_EXHAUSTED,
                        f"stopped ({exc.reason}) while fingerprinting the tree, before any attempt",
@@ -439,8 +451,18 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
         outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
-                                                  before=verdict.fingerprint, stop=stop)
+                                                  before=verdict.fingerprint, stop=stop, bounds=bounds)
     return _finish(rec, outcome, reason, options, streams, facts)
+
+
+def _record_containment(rec: RunRecorder, streams: Streams) -> None:
+    """How this run's steps are contained, in summary.json's ``containment``; said on the console when
+    it is not a cgroup (without one a daemon is found through the subreaper and the step's sessions)."""
+    how = containment.mode()
+    rec.extra["containment"] = {"kind": how.kind, "cgroup": how.kind == "cgroup", "detail": how.detail}
+    rec.event("containment", kind=how.kind, detail=how.detail)
+    if how.kind != "cgroup":
+        streams.err.write(f"rocmbuild: warning: containment is off (no cgroup): {how.detail}\n")
 
 
 def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,

@@ -6,7 +6,6 @@ Owns: inspecting (never creating or changing) the wheel dir and the requires sou
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 from rocmbuild.checks.preflight import Check
 from rocmbuild.errors import UsageError
 from rocmbuild.provisioning.requirements import pip_source_args, shown
+from rocmbuild.provisioning.wheels import WheelDirError, load_manifest
 
 WHEEL_DIR_ENV = "ROCMBUILD_WHEEL_DIR"
 REQUIRES_FROM_ENV = "ROCMBUILD_REQUIRES_FROM"
@@ -34,10 +34,13 @@ def wheel_dir_info(wheel_dir: str | None, environ: Mapping[str, str]) -> tuple[d
     existing = next((p for p in (path, *path.parents) if p.exists()), None)
     writable = existing is not None and existing.is_dir() and os.access(existing, os.W_OK | os.X_OK)
     try:
-        manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8")).get("wheels", {})
-    except (OSError, ValueError, AttributeError):
-        manifest = {}
-    info.update(exists=path.is_dir(), writable=writable, wheels=sorted(manifest) if isinstance(manifest, dict) else [])
+        manifest = load_manifest(path).get("wheels", {}) if path.is_dir() else {}
+        problem = None
+    except WheelDirError as exc:  # a build would refuse it: doctor says why
+        manifest, problem = {}, f"{exc.what}: {exc.why}"
+    info.update(exists=path.is_dir(), writable=writable, wheels=sorted(manifest))
+    if problem is not None:
+        return info, Check("wheel dir", "fail", problem, f"move {path / 'manifest.json'} aside", "toolchain_missing")
     if not writable:
         return info, Check("wheel dir", "fail", f"{path} cannot be created or written by this user",
                            f"create it writable (`mkdir -p {path}`), or pass another --wheel-dir", "toolchain_missing")

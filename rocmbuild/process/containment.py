@@ -11,7 +11,9 @@ process-tree tracking.  ``mode()`` says which is in use (``rocmbuild doctor``).
 
 Dying without cleaning up is covered twice: a watchdog process (watchdog.py)
 per attempt notices rocmbuild's death (end of file on a pipe) and kills the
-cgroup (or the step sessions, in fallback); and the next run on the same tree
+cgroup (or, in fallback, every session a process of the step was seen in: the
+step's own and each daemon's ``setsid`` one, reported as the tree is snapshot,
+every 0.1 s in fallback); and the next run on the same tree
 finds groups whose owner is gone and ends them (``end_leftovers``; recorded as
 an event).
 """
@@ -25,6 +27,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -88,7 +91,10 @@ def mode() -> Mode:
     if base is None:
         mount = cgroup2_mount()
         why = f"{mount} is not writable" if mount else "no cgroup v2 hierarchy is mounted"
-        return Mode("process-tree", f"{why}: builds are tracked as a process tree (a daemon can escape)")
+        return Mode("process-tree", f"{why}: each step is tracked as a process tree, rocmbuild a child "
+                                    "subreaper so that orphaned daemons come back to it and are ended; a "
+                                    "daemon that re-forks faster than it is seen, or outlives a SIGKILLed "
+                                    "rocmbuild in a session never seen, can escape")
     kill = "cgroup.kill" if (base / "cgroup.kill").exists() else "SIGKILL to cgroup.procs until empty"
     return Mode("cgroup", f"each attempt in its own cgroup under {base}, stopped with {kill}")
 
@@ -212,6 +218,7 @@ class Watchdog:
     def __init__(self, group: AttemptGroup | None) -> None:
         self.proc: subprocess.Popen[bytes] | None = None
         self.pipe: IO[bytes] | None = None
+        self._sessions: set[int] = set()
         try:
             self.proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", str(WATCHDOG), str(group.path) if group else "-"],
@@ -223,8 +230,23 @@ class Watchdog:
             self.proc = None
 
     def watch_session(self, pid: int) -> None:
-        """Process-tree mode: the step's session is ended if rocmbuild dies."""
+        """Process-tree mode: the session ``pid`` leads is ended if rocmbuild dies (each said once)."""
+        if pid in self._sessions or pid <= 1:
+            return
+        self._sessions.add(pid)
         self._send(f"pid {pid}\n")
+
+    def watch_sessions_of(self, pids: Iterable[int]) -> None:
+        """Process-tree mode: the sessions these processes are in (a daemon's own ``setsid`` one, seen
+        through the subreaper) are ended too if rocmbuild dies; never rocmbuild's own session."""
+        own = os.getsid(0)
+        for pid in pids:
+            try:
+                sid = os.getsid(pid)
+            except OSError:
+                continue
+            if sid != own:
+                self.watch_session(sid)
 
     def _send(self, text: str) -> None:
         if self.pipe is not None:

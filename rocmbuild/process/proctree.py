@@ -47,6 +47,15 @@ def subreaper() -> Iterator[None]:
             libc.prctl(_PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
 
 
+def own_children() -> set[int]:
+    """The PIDs of this process's children now (taken before a step starts: see :class:`Tree`)."""
+    import psutil
+
+    with contextlib.suppress(psutil.Error):
+        return {c.pid for c in psutil.Process().children()}
+    return set()
+
+
 def alive(p: psutil.Process) -> bool:
     """Running and not a zombie; reaps it when it is an orphan re-parented to us."""
     import psutil
@@ -92,7 +101,9 @@ def describe_short(p: psutil.Process) -> str:
 class Tree:
     """Every process seen below a step (and in its session), kept so they can all be stopped."""
 
-    def __init__(self, root: int, group: containment.AttemptGroup | None = None) -> None:
+    def __init__(self, root: int, group: containment.AttemptGroup | None = None,
+                 ours: set[int] | None = None) -> None:
+        """``ours``: rocmbuild's own children (taken *before* the step started, see :func:`own_children`)."""
         import psutil
 
         self.root = root
@@ -104,8 +115,10 @@ class Tree:
             self.root_proc.cpu_percent(None)
         except psutil.Error:
             self.root_proc = None
-        # Our children from before the step (none, in rocmbuild) are not the step's.
-        self.ignore = {c.pid for c in self.me.children()} - {root}
+        # Our children from before the step are not the step's.  Taken now, they could already hold an
+        # orphan of the step (a `setsid -f` daemon re-parented to us within a millisecond of the spawn),
+        # and that daemon would never be stopped: so the caller takes them before the spawn.
+        self.ignore = (ours if ours is not None else {c.pid for c in self.me.children()}) - {root}
 
     def snapshot(self) -> None:
         """Remember every current descendant (of the step, and orphans re-parented to us)."""

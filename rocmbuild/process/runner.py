@@ -426,6 +426,7 @@ class _StepRun:
         argv = [*shell, self.step.command]
         env = dict(self.env)
         join = self.group.procs_file if self.group is not None else None
+        ours = proctree.own_children()  # before the spawn: after it, the step's orphans are our children too
         try:
             child = pexpect.spawn(
                 shell[0], argv[1:], cwd=str(self.cwd), env=env,
@@ -445,7 +446,8 @@ class _StepRun:
             return _StepResult("exited", 127, None, None)
         if self.group is None and self.watchdog is not None:
             self.watchdog.watch_session(child.pid)  # without a cgroup, the watchdog ends this session
-        self.tree = proctree.Tree(child.pid, self.group)
+        relay = self.sink.relay
+        self.tree = proctree.Tree(child.pid, self.group, ours | ({relay.pid} if relay is not None else set()))
         try:
             result = self._watch(child)
         except BaseException as exc:  # a failing hook, a KeyboardInterrupt: never leave the build running
@@ -521,7 +523,7 @@ class _StepRun:
         assert tree is not None
         sink = self.sink
         last_output = next_check = time.monotonic()
-        next_track = next_check + TRACK_EVERY
+        next_track = next_check + (TRACK_EVERY if self.group is not None else TICK)
         eof_wait = EOF_POLL_S
         wait = FOLLOW_S
         exited_at: float | None = None
@@ -544,8 +546,12 @@ class _StepRun:
                 if self.stop_check is not None and (stopped := self.stop_check()) is not None:
                     break
                 if now >= next_track:
-                    next_track = now + TRACK_EVERY
+                    # Without a cgroup the snapshot is also what tells the watchdog a daemon's session:
+                    # taken every tick, so that a SIGKILL soon after a daemon starts still finds it.
+                    next_track = now + (TRACK_EVERY if self.group is not None else TICK)
                     tree.snapshot()
+                    if self.group is None and self.watchdog is not None:
+                        self.watchdog.watch_sessions_of(tree.known)
                 if self.limits.monitor is not None:
                     self.limits.monitor.poll(child.pid)
                 if exited_at is None and not child.isalive():

@@ -14,6 +14,7 @@ EventName = Literal[
     "run.started", "run.resumed", "run.finished", "leftovers.stopped", "plan.warning", "source.copied",
     # preflight and up-to-date
     "preflight.checked", "fingerprint.compared", "fingerprint.saved", "fingerprint.not_saved", "force.cleaned",
+    "containment",
     # attempts
     "attempt.started", "attempt.finished", "failure.diagnosed", "artifacts.verified", "build.warning",
     "cache.warning",
@@ -23,7 +24,7 @@ EventName = Literal[
     # the memory guard (memguard.py)
     "memory.paused", "memory.resumed", "memory.oom_kill", "memory.oom_checked",
     # after success
-    "wheel.verified", "wheel.failed",
+    "wheel.verified", "wheel.failed", "wheel.refused",
     # written by notify.py straight into events.jsonl, after the recorder closed
     "notify.finished",
 ]
