@@ -49,6 +49,8 @@ DAMAGED: dict[str, bytes] = {
     "line a string": json.dumps({**GOOD, "attempts": [{**GOOD["attempts"][0], "diagnosis": {
         **GOOD["attempts"][0]["diagnosis"], "line": "3"}}]}).encode(),  # type: ignore[dict-item]
     "a JSON list": b"[1, 2]",
+    "a duration of Infinity": json.dumps(GOOD).encode().replace(b'"duration_s": 60.0', b'"duration_s": Infinity', 1),
+    "a line number NaN": json.dumps(GOOD).encode().replace(b'"line": 3', b'"line": NaN', 1),
     "empty": b"",
 }
 
@@ -160,3 +162,44 @@ def test_the_index_passes_over_lines_that_are_not_paths(tmp_path: Path) -> None:
     index = tmp_path / "runs.index"
     index.write_bytes(b"/a\n\xff\n\n/b\x00c\n/c\n")
     assert list(read_path_lines(index)) == [Path("/a"), Path("/c")]
+
+
+def test_samples_that_a_chart_cannot_place_are_passed_over(tmp_path: Path) -> None:
+    from rocmbuild.records.samples import SAMPLES_FILE, load_samples
+
+    (tmp_path / SAMPLES_FILE).write_bytes(b'{"t": NaN}\n{"t": 1.0, "avail": Infinity}\n{"t": 2.0}\n')
+    assert load_samples(tmp_path) == [{"t": 2.0}]
+
+
+def test_history_html_skips_a_summary_with_infinity(tmp_path: Path, state: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    index = state / "rocmbuild" / "runs.index"
+    index.parent.mkdir(parents=True)
+    good = write_run(tmp_path / "good", json.dumps(GOOD).encode())
+    bad = write_run(tmp_path / "bad", DAMAGED["a duration of Infinity"])
+    index.write_text(f"{good}\n{bad}\n")
+    out = tmp_path / "history.html"
+    assert run_cli("history", "--html", "-o", str(out)) == 0
+    assert "skipped" in capsys.readouterr().err and out.stat().st_size > 0
+
+
+@pytest.mark.parametrize("options", [{"max_attempts": "x"}, {"budget_s": "1h"}, {"arch": 5}, {"jobs": True},
+                                     ["a"]])
+def test_resume_refuses_wrong_typed_options_in_its_state(options: object, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    running = {**GOOD, "outcome": "running", "exit_code": None}
+    run_dir = write_run(tmp_path / "run", json.dumps(running).encode())
+    (run_dir / "resume.json").write_text(json.dumps({"recipe": str(tmp_path / "r.toml"), "options": options}))
+    assert run_cli("resume", str(run_dir)) == 2
+    err = capsys.readouterr().err
+    assert ("resume.json: option" in err or "resume.json: options is a" in err) and "internal error" not in err
+
+
+def test_a_slurm_restart_with_a_damaged_resume_state_starts_afresh(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from rocmbuild.commands.schedjob import _resumable
+
+    running = {**GOOD, "outcome": "running", "exit_code": None}
+    run_dir = write_run(tmp_path / "run", json.dumps(running).encode())
+    (run_dir / "resume.json").write_bytes(b"{" * 100_000)
+    assert _resumable(run_dir, "atk") is False

@@ -368,3 +368,36 @@ def test_doctor_says_a_broken_manifest_would_be_refused_instead_of_crashing(tmp_
     fleet = json.loads(proc.stdout)["fleet"]["wheel_dir"]
     assert fleet["wheels"] == [] and fleet["exists"] is True
     assert "is not a rocmbuild manifest" in proc.stdout
+
+
+def test_a_manifest_that_is_a_fifo_is_refused_without_blocking(tmp_path: Path) -> None:
+    from rocmbuild.provisioning.wheels import WheelDirError, load_manifest
+
+    os.mkfifo(tmp_path / "manifest.json")
+    started = time.monotonic()
+    with pytest.raises(WheelDirError, match="not a regular file"):
+        load_manifest(tmp_path)
+    assert time.monotonic() - started < 5
+
+
+def test_a_wheel_zipfile_cannot_open_is_a_failed_verification_not_a_crash(tmp_path: Path) -> None:
+    import zipfile
+
+    from rocmbuild.provisioning.wheels import verify_wheel
+
+    wheel = tmp_path / "x-1-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_STORED) as archive:
+        archive.writestr("x/_C.so", b"\0" * 64)
+    data = bytearray(wheel.read_bytes())
+    # the member's compression method (local header offset 8, central directory too): 99 = AES, unsupported
+    data[8:10] = (99).to_bytes(2, "little")
+    central = data.index(b"PK\x01\x02")
+    data[central + 10:central + 12] = (99).to_bytes(2, "little")
+    wheel.write_bytes(bytes(data))
+
+    from types import SimpleNamespace
+
+    plan = SimpleNamespace(recipe=SimpleNamespace(verify_artifacts=("x/*.so",)), targets=None, env={},
+                           tools_llvm_bin=None)
+    ok, detail = verify_wheel(wheel, plan)  # type: ignore[arg-type]
+    assert not ok and "not a readable wheel" in detail

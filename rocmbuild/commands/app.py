@@ -421,7 +421,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
         rec.event("plan.warning", message=warning)
         streams.err.write(f"rocmbuild: warning: {redact_text(warning)}\n")
     outcome: Outcome
-    stop = _fingerprint_stop(ctx)
+    stop = fingerprint_stop(ctx)
     facts = facts if facts is not None else []
     bounds = Bounds(ctx.deadline, ctx.limits.stall_timeout_s, ctx.interrupted)  # for the wheel step
     try:
@@ -481,7 +481,7 @@ def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
     return None
 
 
-def _fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
+def fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
     """What ends a fingerprint's walk early: a Ctrl-C/SIGTERM/SIGHUP, or the --budget spent."""
     def stop() -> str | None:
         if ctx.interrupted():

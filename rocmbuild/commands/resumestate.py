@@ -17,9 +17,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from types import UnionType
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
 
 from rocmbuild.errors import LockHeldError, UsageError
 from rocmbuild.host.arch import Targets
@@ -52,13 +53,36 @@ def save_resume_state(run_dir: Path, plan: BuildPlan, options: BuildOptions) -> 
     write_private(run_dir / RESUME_FILE, json.dumps(data, indent=2) + "\n")
 
 
-def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOptions:
+def _option_types() -> dict[str, tuple[type, ...]]:
+    """BuildOptions' field -> the JSON types resume.json may hold for it (a path is saved as text)."""
+    allowed: dict[str, tuple[type, ...]] = {}
+    for name, hint in get_type_hints(BuildOptions).items():
+        members = get_args(hint) if get_origin(hint) in (Union, UnionType) else (hint,)
+        kinds: set[type] = set()
+        for member in members:
+            origin = get_origin(member) or member
+            kinds |= {str} if origin is Path else {int, float} if origin is float else {origin}
+        allowed[name] = tuple(kinds)
+    return allowed
 
-    known = {f.name for f in fields(BuildOptions)}
-    values = {k: v for k, v in dict(data.get("options") or {}).items() if k in known}
+
+def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOptions:
+    """The options the run was started with (resume.json), checked for their types: a damaged or edited
+    file is a usage error naming the option, never a crash inside the build."""
+    saved = data.get("options") or {}
+    if not isinstance(saved, Mapping):
+        raise UsageError(f"{run_dir / RESUME_FILE}: options is a {type(saved).__name__}, not an object",
+                         todo="start a new run with the same command")
+    types = _option_types()
+    values = {k: v for k, v in saved.items() if k in types}
     for key, value in list(values.items()):
         if isinstance(value, str) and REDACTED in value:  # saved without its secret: take it from the caller
             values[key] = os.environ.get(f"ROCMBUILD_{key.upper()}") or None
+            continue
+        if (isinstance(value, bool) and bool not in types[key]) or not isinstance(value, types[key]):
+            raise UsageError(f"{run_dir / RESUME_FILE}: option {key} is a {type(value).__name__}",
+                             why="resume.json was damaged or edited; rocmbuild wrote it with the option's type",
+                             todo="start a new run with the same command")
     for key in ("run_dir", "source", "wheel_dir"):  # the options that are paths (saved as text)
         if values.get(key) is not None:
             values[key] = Path(values[key])

@@ -35,7 +35,8 @@ from rocmbuild.loop.context import RunContext
 from rocmbuild.loop.session import BuildSession
 from rocmbuild.planning.planning import plan_all
 from rocmbuild.process import containment, runner
-from rocmbuild.provisioning import provision
+from rocmbuild.process.sidestep import Bounds
+from rocmbuild.provisioning import fingerprint, provision, treehash
 from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_run
 
@@ -54,6 +55,11 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
     summary, events = load_run(run_dir)
     data = check_resumable(run_dir, summary, events)
     options = load_options(data, run_dir, str(summary.get("source")))
+    saved_notify = (data.get("options") or {}).get("notify")
+    if isinstance(saved_notify, str) and saved_notify and not options.notify:
+        # Records hold no secrets, so notification URLs were saved redacted: say so rather than go silent.
+        streams.err.write("rocmbuild: warning: the run's --notify was saved without its URLs' secrets; set "
+                          "ROCMBUILD_NOTIFY to notify when this resume ends\n")
     cwd = data.get("cwd")
     if isinstance(cwd, str) and Path(cwd).is_dir():
         os.chdir(cwd)  # relative paths in the recipe and options meant what they meant then
@@ -91,6 +97,14 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
                     interrupted=interrupted,
                     deadline=services.clock() + budget_left if budget_left is not None else None)
                 ctx = ctx.with_cache(cache)
+                # The same limits and the same before/after comparison of the tree as a build's (app.py):
+                # the tree as this session finds it is what the fingerprint record must still match after.
+                stop = app.fingerprint_stop(ctx)
+                bounds = Bounds(ctx.deadline, ctx.limits.stall_timeout_s, ctx.interrupted)
+                try:
+                    before: fingerprint.Fingerprint | None = fingerprint.compute(base_plan, stop=stop)
+                except treehash.Stopped:
+                    before = None  # the session below stops at once for the same reason
                 # Stopped before its first attempt (during preflight): its checks are still due.
                 stopped = (run_preflight(plan, options, ctx, rec)
                            if not attempts and not options.skip_preflight else None)
@@ -103,7 +117,8 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
                     reason = session.state.reason
                 if outcome == Outcome.SUCCEEDED:  # the fingerprint, and the wheel step of a --wheel-dir run
                     outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec,
-                                                              streams, reason)
+                                                              streams, reason, before=before, stop=stop,
+                                                              bounds=bounds)
                 # Inside the flag: a second signal (a job script forwarding the scheduler's) cannot cut it.
                 _, code = app._finish(rec, outcome, reason, options, streams)
         except KeyboardInterrupt:

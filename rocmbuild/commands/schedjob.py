@@ -10,7 +10,6 @@ the same run dir, with the compiled work kept; one run, one history entry.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from rocmbuild.commands.resumestate import RESUMABLE, RESUME_FILE
 from rocmbuild.errors import RocmbuildError
 from rocmbuild.process.progress import live_state
 from rocmbuild.records.recorder import load_run
+from rocmbuild.records.recordfile import CorruptRecord, read_json_object
 
 _IDENTITY = (("SLURM_JOB_ID", "slurm_job_id"), ("SLURM_RESTART_COUNT", "slurm_restart_count"),
              ("SLURM_ARRAY_JOB_ID", "slurm_array_job_id"), ("SLURM_ARRAY_TASK_ID", "slurm_array_task_id"),
@@ -68,8 +68,8 @@ def job_run(environ: Mapping[str, str], recipes: Sequence[str], run_dir: Path | 
 def _resumable(run_dir: Path, recipe: str) -> bool:
     try:
         summary, events = load_run(run_dir)
-        saved: Any = json.loads((run_dir / RESUME_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RocmbuildError):
+        saved: Any = read_json_object(run_dir / RESUME_FILE)
+    except (OSError, CorruptRecord, RocmbuildError):
         return False
     if summary.get("outcome") not in RESUMABLE or not isinstance(saved, dict):
         return False

@@ -69,9 +69,8 @@ def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams
 
 
 def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
-                  streams: Streams, reason: str, before: fingerprint.Fingerprint | None = None,
-                  stop: fingerprint.Stop = fingerprint.never_stop, bounds: Bounds | None = None
-                  ) -> tuple[Outcome, str]:
+                  streams: Streams, reason: str, *, before: fingerprint.Fingerprint | None,
+                  stop: fingerprint.Stop, bounds: Bounds) -> tuple[Outcome, str]:
     """Store the fingerprint of the command's plan (not the remedied one: the next run of the same
     command must match) if the tree's inputs did not change during the build; then the wheels; an
     unverified wheel turns the outcome into `failed`, a wheel step stopped by the budget (``bounds``)
@@ -92,7 +91,10 @@ def _record_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildO
                     stop: fingerprint.Stop) -> fingerprint.Fingerprint:
     """The fingerprint after the build; saved only when the tree's inputs are what they were before it."""
     def not_saved(why: str) -> None:
-        fingerprint.forget(base_plan.source)
+        try:
+            fingerprint.forget(base_plan.source)
+        except OSError as exc:  # the record stays stale; the next run's compare still rebuilds on any change
+            why += f"; the old record could not be removed ({exc.strerror or exc})"
         rec.event("fingerprint.not_saved", reason=why)
         rec.extra["fingerprint_saved"] = False
 
@@ -118,7 +120,13 @@ def _record_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildO
     built = outputs.collect(base_plan.source, base_plan.recipe.verify_artifacts, base_plan.recipe.clean_paths)
     base_env, final_env = base_plan.env, final_plan.env
     verify_env = {k: v for k, v in final_env.items() if base_env.get(k) != v}
-    where = fingerprint.save(base_plan.source, current, base_plan.recipe.name, built, verify_env)
+    try:
+        where = fingerprint.save(base_plan.source, current, base_plan.recipe.name, built, verify_env)
+    except OSError as exc:  # a full or read-only state dir after hours of good build: still a success
+        not_saved(f"the state dir could not take it ({exc.strerror or exc})")
+        _say(streams, options, f"could not save the up_to_date record ({exc.strerror or exc}): the build "
+                               "succeeded, the next run builds again")
+        return current
     rec.event("fingerprint.saved", digest=current.digest, parts=dict(current.parts), path=str(where),
               outputs=built.kind, output_files=len(built.files))
     rec.extra["fingerprint_saved"] = True

@@ -80,6 +80,8 @@ def load_manifest(wheel_dir: Path) -> dict[str, Any]:
     todo = (f"move {path} aside (it is rebuilt from the wheels published from now on), or pass another "
             "--wheel-dir")
     try:
+        if path.exists() and not path.is_file():  # a FIFO or device would block or never end
+            raise WheelDirError(f"the wheel dir's manifest {path} is not a regular file", todo=todo)
         with path.open("rb") as handle:
             raw = handle.read(MANIFEST_MAX_BYTES + 1)
     except FileNotFoundError:
@@ -198,7 +200,8 @@ def verify_wheel(wheel: Path, plan: BuildPlan) -> tuple[bool, str]:
         try:
             with zipfile.ZipFile(wheel) as archive:
                 archive.extractall(tmp)
-        except (zipfile.BadZipFile, OSError) as exc:
+        except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError, ValueError) as exc:
+            # unsupported compression, an encrypted member, a damaged header: a bad wheel, not a crash
             return False, f"{wheel.name} is not a readable wheel: {exc}"
         report = verify_artifacts(Path(tmp), plan.recipe.verify_artifacts, plan.targets, env=plan.env,
                                   llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)

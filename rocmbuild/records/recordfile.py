@@ -58,9 +58,15 @@ def parse_record(text: str, path: Path, *, max_depth: int = MAX_DEPTH) -> Any:
     if nesting_depth(text, max_depth) > max_depth:
         raise CorruptRecord(path, f"nested deeper than {max_depth} levels (rocmbuild writes 5)")
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as exc:
+        return json.loads(text, parse_constant=_no_constant)
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise CorruptRecord(path, f"not valid JSON ({exc})") from None
+
+
+def _no_constant(name: str) -> Any:
+    """NaN, Infinity and -Infinity are Python's extension of JSON, never written by rocmbuild: a duration
+    of Infinity would overflow every reader that formats it."""
+    raise ValueError(f"{name} is not a JSON number")
 
 
 def read_text(path: Path, *, max_bytes: int = MAX_RECORD_BYTES) -> str:

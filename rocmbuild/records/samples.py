@@ -69,7 +69,8 @@ def valid(sample: Any) -> bool:
         value = sample.get(key)
         if value is not None and (isinstance(value, bool) or not isinstance(value, kind)):
             return False
-    return True
+    # NaN and Infinity parse as floats: a chart cannot place them (a hostile or damaged line)
+    return all(math.isfinite(v) for v in sample.values() if isinstance(v, float))
 
 
 def load_samples(run_dir: Path) -> list[dict[str, Any]]:

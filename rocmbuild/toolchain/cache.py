@@ -347,7 +347,7 @@ def wrapper_script(ccache_path: Path, real_compiler: Path) -> str:
     cache, real = shlex.quote(str(ccache_path)), shlex.quote(str(real_compiler))
     return (
         "#!/bin/sh\n"
-        "# Written by rocmbuild (rocmbuild/cache.py): hipcc runs this as its clang.\n"
+        "# Written by rocmbuild (rocmbuild/toolchain/cache.py): hipcc runs this as its clang.\n"
         "# Compiles (-c) go through the compiler cache; other calls run clang directly.\n"
         'for arg in "$@"; do\n'
         f'  if [ "$arg" = -c ]; then exec {cache} {real} "$@"; fi\n'
