@@ -76,8 +76,9 @@ def acquire(directory: str, limit: int) -> tuple[int, int, float]:
                 return fds.pop(slot), slot, time.monotonic() - t0
             # Every slot is taken: block on our own slot, but not for long, since another may free first.
             previous = signal.signal(signal.SIGALRM, _alarm)
-            signal.setitimer(signal.ITIMER_REAL, wait)
             try:
+                # Armed inside the try: under load the alarm can fire before the next bytecode runs.
+                signal.setitimer(signal.ITIMER_REAL, wait)
                 fcntl.flock(fds[first], fcntl.LOCK_EX)
                 signal.setitimer(signal.ITIMER_REAL, 0)
                 return fds.pop(first), first, time.monotonic() - t0
