@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import os
 import sys
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 # psutil itself (~15 ms to import) is imported where it is used: after the step's process has started.
 
 _PR_SET_CHILD_SUBREAPER = 36
+REAP_GRACE_S = 1.0  # the longest reap_orphans waits for killed orphans to become zombies
 _PR_GET_CHILD_SUBREAPER = 37
 
 
@@ -81,11 +83,23 @@ def reap_orphans() -> None:
     import psutil
 
     ours = pending_pids()  # helper commands still being answered (facts.json's probes): their Popen reaps them
-    with contextlib.suppress(psutil.Error):
-        for child in psutil.Process().children():
-            with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
-                if child.pid not in ours and child.status() == psutil.STATUS_ZOMBIE:
-                    os.waitpid(child.pid, os.WNOHANG)
+    # Orphans killed a moment ago may not be zombies yet (under load the kernel takes a while to tear a
+    # process down): look again, briefly, while any child that is not ours is still there.
+    deadline = time.monotonic() + REAP_GRACE_S
+    while True:
+        left = False
+        with contextlib.suppress(psutil.Error):
+            for child in psutil.Process().children():
+                if child.pid in ours:
+                    continue
+                with contextlib.suppress(psutil.Error, ChildProcessError, OSError):
+                    if child.status() == psutil.STATUS_ZOMBIE:
+                        os.waitpid(child.pid, os.WNOHANG)
+                    else:
+                        left = True
+        if not left or time.monotonic() >= deadline:
+            return
+        time.sleep(0.02)
 
 
 def describe_short(p: psutil.Process) -> str:
