@@ -43,6 +43,7 @@ _PREFIXES = re.compile(
       | \#\d+\s+\d+(?:\.\d+)?(?:\s|$)                                                # BuildKit "#8 245.6 "
       | [\w.-]+-\d+\s+\|\s                                                           # docker compose "vllm-1  | "
       | \[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s # TheRock "[hipBLASLt build] "
+      | \[[a-z][\w.+-]*\]\s+(?=\#\d+\s0x[0-9a-fA-F]{6})                            # TheRock "[rocprim]  #0 0x..." frame
       | \s*>\s?                                                                      # markdown quote
       | \s*[×│╰╭├┃║╠╚]+(?:[─━]*[>▶])?\s*                                               # pip / uv error boxes
       | \d{1,3}:\s(?=\S)                                                              # ctest "3: "
