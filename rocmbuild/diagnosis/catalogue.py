@@ -44,7 +44,9 @@ missing fields from the following lines, e.g. CMake's NOTFOUND variable list),
 N following lines, e.g. ``Server does not provide clone.bundle; ignoring``),
 ``host = "rocm"`` (the reading holds only on a ROCm host: a CUDA library missing is a wrong,
 CUDA-flavoured package there, but a load-path problem on a CUDA box; it counts when the build knows
-its host is ROCm, or when the log itself shows ROCm), ``alone = true`` (a guess from circumstance: it
+its host is ROCm, or when the log itself shows ROCm; ``host = "not-rocm"``: the reading holds only
+elsewhere, e.g. a CUDA toolkit header missing, which on a ROCm host is a CUDA-only source built for HIP),
+``alone = true`` (a guess from circumstance: it
 counts only when the log shows no
 other error line that a person would read first),
 ``wording`` (which tool's source the wording is taken from, e.g. ``ROCm/clr
@@ -149,7 +151,7 @@ class Signature:
     dismiss_within: int = 2
     alone: bool = False
     wording: str = ""  # where the wording comes from: the tool's source that prints it (file / function)
-    host: str = ""     # "rocm": the reading holds only on a ROCm host (known to the build, or shown by the log)
+    host: str = ""     # "rocm" / "not-rocm": the reading holds only on / off a ROCm host (known or shown by the log)
     source: str = ""
 
     def match(self, text: str) -> dict[str, str] | None:
@@ -438,7 +440,7 @@ def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[str, ...]:
     return names
 
 
-HOSTS = ("", "rocm")
+HOSTS = ("", "rocm", "not-rocm")
 
 
 def _host(value: Any, source: str, entry: str | None) -> str:

@@ -490,7 +490,7 @@ class Classifier:
         # A guess from circumstance ("alone") is no answer once the log shows an error line of its own.
         visible_error = any(tier < 2 for tier in self._plain)
         candidates = [m for m in best.values() if not m.dismissed and not (m.sig.alone and visible_error)
-                      and (not m.sig.host or self._host_shown(m))]
+                      and self._host_fits(m)]
         if not final:
             candidates = [m for m in candidates if not m.weak(False)]
         if not candidates:
@@ -524,6 +524,13 @@ class Classifier:
             advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), _normalise(winner.fields)),
             confidence="medium" if winner.weak(promote) or winner.sig.alone else "high",
         )
+
+    def _host_fits(self, match: _Match) -> bool:
+        """Does the reading's ``host`` condition hold (``rocm``: a ROCm host; ``not-rocm``: any other)?"""
+        if not match.sig.host:
+            return True
+        shown = self._host_shown(match)
+        return shown if match.sig.host == "rocm" else not shown
 
     def _host_shown(self, match: _Match) -> bool:
         """Does the build's host, or the log (any line read, or the lines before the match), show ROCm?"""
