@@ -50,9 +50,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from rocmbuild.diagnosis.advice import fill_advice
+from rocmbuild.diagnosis.advice import fill_advice, release_note
 from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
 from rocmbuild.diagnosis.patterns import required_literal
+from rocmbuild.host.libraries import rocm_release_of
 from rocmbuild.process.logscan import scan_lines, scan_stream
 from rocmbuild.process.memguard import KILL_STATUSES
 
@@ -82,6 +83,8 @@ _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
 # What shows a log was made on a ROCm host (for ``host = "rocm"`` readings): a ROCm path or package,
 # a ROCm torch (+rocm6.2), HIP's tools and libraries, an AMD GPU target.
 _ROCM_EVIDENCE = re.compile(r"(?i)rocm|hipcc|\bhip[_/.-]|libamdhip|\bgfx\d{3}|amdgpu|\bhsa[_-]")
+# The installed ROCm's version as a log shows it (a versioned install root), when the build did not say.
+_ROCM_ROOT_VERSION = re.compile(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)\b")
 
 # Error-looking lines, for the decisive line of an unknown failure.
 _ERRORISH = re.compile(
@@ -280,9 +283,12 @@ class Classifier:
 
     raw_dismiss = _FLAGGED_WARNING_RAW  # candidate lines on_line would dismiss, told by their raw bytes
 
-    def __init__(self, catalogue: Catalogue | None = None, host: str = "") -> None:
-        """``host``: "rocm" when the build runs on a ROCm host (a live build); "" = tell from the log."""
+    def __init__(self, catalogue: Catalogue | None = None, host: str = "", rocm_version: str = "") -> None:
+        """``host``: "rocm" when the build runs on a ROCm host (a live build); "" = tell from the log.
+        ``rocm_version``: the host's installed ROCm ("6.4.1"); "" = the first versioned /opt/rocm-X.Y root
+        the log shows, if any."""
         self.catalogue = catalogue if catalogue is not None else load_catalogue()
+        self.rocm_version = rocm_version
         self.host = host
         self.keywords: tuple[bytes, ...] = tuple(dict.fromkeys((*self.catalogue.keywords, *MARKER_KEYWORDS)))
         self._first: dict[str, _Match] = {}      # first (confirmed preferred) occurrence per signature
@@ -390,6 +396,10 @@ class Classifier:
         self._last = number
         if not self._rocm_seen and _ROCM_EVIDENCE.search(text):
             self._rocm_seen = True
+        if not self.rocm_version and "/opt/rocm-" in text:
+            found = _ROCM_ROOT_VERSION.search(text)
+            if found:
+                self.rocm_version = found[1]
         if self._open:
             self._open = [m for m in self._open if self._feed_after(m, number, text)]
         if self._confirming:
@@ -510,20 +520,35 @@ class Classifier:
         runners = tuple(
             RunnerUp(m.sig.id, m.sig.category, m.line, m.text, self._reason(m, winner, promote))
             for m in candidates[1:])
+        fields = self._with_release(_normalise(winner.fields))
         return Diagnosis(
             category=winner.sig.category,
             signature=winner.sig.id,
             line=winner.line,
             text=winner.text,
-            fields=_normalise(winner.fields),
+            fields=fields,
             retryable=self.catalogue.retryable(winner.sig),
             remedies=self.catalogue.remedies(winner.sig),
             context=(*winner.before, winner.text, *winner.after),
             runners_up=runners,
             description=winner.sig.description,
-            advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), _normalise(winner.fields)),
+            advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), fields) + release_note(fields),
             confidence="medium" if winner.weak(promote) or winner.sig.alone else "high",
         )
+
+    def _with_release(self, fields: dict[str, str]) -> dict[str, str]:
+        """``fields`` plus the ROCm release the library's name implies and the host's ROCm beside it.
+
+        Set only when the name implies a release (``libamdhip64.so.5``, ``libbitsandbytes_rocm63.so``), so
+        other failures keep their fingerprints; the advice then says when the two releases differ.
+        """
+        release = rocm_release_of(fields.get("library", ""))
+        if release is None:
+            return fields
+        fields = {**fields, "rocm_release": release}
+        if self.rocm_version:
+            fields["host_rocm"] = self.rocm_version
+        return fields
 
     def _host_fits(self, match: _Match) -> bool:
         """Does the reading's ``host`` condition hold (``rocm``: a ROCm host; ``not-rocm``: any other)?"""
@@ -585,23 +610,24 @@ class Classifier:
 
 
 def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = None,
-             exit_status: int | None = None, host: str = "") -> Diagnosis:
+             exit_status: int | None = None, host: str = "", rocm_version: str = "") -> Diagnosis:
     """Diagnose a log given as lines (or one string / bytes holding the whole log), through the
     same line scanner as a live build and ``diagnose`` (same lines, numbers and cleaning)."""
 
     if isinstance(lines, bytes | bytearray):
-        return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status, host=host)
+        return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status, host=host,
+                               rocm_version=rocm_version)
     if isinstance(lines, str):
         lines = lines.split("\n")
-    classifier = Classifier(catalogue, host=host)
+    classifier = Classifier(catalogue, host=host, rocm_version=rocm_version)
     scan_lines(lines, classifier)
     return classifier.finish(exit_status)
 
 
 def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
-                    exit_status: int | None = None, host: str = "") -> Diagnosis:
+                    exit_status: int | None = None, host: str = "", rocm_version: str = "") -> Diagnosis:
     """Diagnose a (possibly huge) binary log stream in bounded memory, chunk by chunk."""
 
-    classifier = Classifier(catalogue, host=host)
+    classifier = Classifier(catalogue, host=host, rocm_version=rocm_version)
     scan_stream(stream, classifier)
     return classifier.finish(exit_status)
