@@ -93,6 +93,8 @@ def test_priority_order() -> None:
         (GOOD.replace('description = "our vendored libfoo is missing"\n', ""), "missing required key 'description'"),
         (GOOD.replace('category = "missing_library"', 'category = "stalled"'), "unknown category 'stalled'"),
         (GOOD + GOOD, "duplicate id"),
+        (GOOD.replace('priority = 90', 'priority = 90\nif_requested = "gone"'), "'if_requested' must be a category"),
+        (GOOD.replace('priority = 90', 'priority = 90\nhost = "cuda"'), "'host' must be one of"),
         ("[category.missing_library]\nremedies = ['nope']\n", "unknown remedy 'nope'"),
         ("[category.made_up]\nretryable = true\n", "unknown category 'made_up'"),
         ("[category.network]\nbackoff = 3\n", "unknown key 'backoff'"),

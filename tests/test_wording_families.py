@@ -359,3 +359,38 @@ def test_a_container_step_killed_with_137_is_oom() -> None:
 ])
 def test_runtime_families_outside_the_gpu_stack(log: str, category: str) -> None:
     assert run(log).category == category
+
+
+# ------------------------------------------------------------------ CMake's compiler against what was asked for
+# CMake Modules/CMakeDetermineCompiler.cmake: "The CMAKE_<LANG>_COMPILER:\n\n  <path>\n\n is not a full path to an
+# existing compiler tool." dotnet/runtime#90509 (a cached MSVC path outdated by an update),
+# microsoft/vscode-cmake-tools#3515 (a build dir moved between machines), opentibiabr/remeres-map-editor#67.
+
+def _compiler_gone(cached: str, asked: str | None = None) -> Diagnosis:
+    configure = [f"cmake -S . -B build -G Ninja -DCMAKE_CXX_COMPILER:FILEPATH={asked}"] if asked else []
+    return run("\n".join([*configure, "CMake Error at CMakeLists.txt:6 (project):", "  The CMAKE_CXX_COMPILER:", "",
+                          f"    {cached}", "", "  is not a full path to an existing compiler tool.", "",
+                          "  Tell CMake where to find the compiler by setting either the environment"]))
+
+
+def test_a_cached_compiler_the_build_no_longer_asks_for_is_a_stale_cache() -> None:
+    got = _compiler_gone("F:/build/env/cb6d33c/Scripts/cl.exe", asked="/F/build/env/8ee1771/Scripts/cl.exe")
+    assert (got.category, got.signature) == ("stale_build", "cmake-compiler-path-gone")
+    assert got.fields == {"language": "CXX", "compiler": "F:/build/env/cb6d33c/Scripts/cl.exe"}
+    assert got.remedies[0] == "clean_build"
+
+
+def test_the_very_compiler_the_build_asks_for_missing_is_a_missing_toolchain() -> None:
+    got = _compiler_gone("F:/build/env/8ee1771/Scripts/cl.exe", asked="/F/build/env/8ee1771/Scripts/cl.exe")
+    assert (got.category, got.signature, got.retryable) == ("toolchain_missing", "cmake-compiler-path-gone", False)
+    assert "toolchain" in got.advice and "CMakeCache" not in got.advice, "the category's advice, not the cache's"
+
+
+def test_with_no_request_in_view_the_cache_outlived_its_compiler() -> None:
+    assert _compiler_gone("/home/u/envs/old/bin/x86_64-conda-linux-gnu-c++").category == "stale_build"
+
+
+def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
+    got = run("CMake Error at CMakeLists.txt:2 (project):\n  The CMAKE_CXX_COMPILER:\n\n    clang++\n\n"
+              "  is not a full path and was not found in the PATH.")
+    assert (got.category, got.signature) == ("toolchain_missing", "cmake-language-compiler-not-found")

@@ -49,8 +49,11 @@ elsewhere, e.g. a CUDA toolkit header missing, which on a ROCm host is a CUDA-on
 ``alone = true`` (a guess from circumstance: it
 counts only when the log shows no
 other error line that a person would read first),
-``wording`` (which tool's source the wording is taken from, e.g. ``ROCm/clr
-hipamd/src/hip_error.cpp``: signatures match a tool's message family, not one pasted phrasing),
+``if_requested`` (a category: the reading when the captured ``compiler`` is the very compiler the build
+asked for with ``-DCMAKE_<LANG>_COMPILER=``; a cached path the build no longer asks for is stale, a path
+it asks for that does not exist is a missing toolchain), ``wording`` (which tool's source the wording
+is taken from, e.g. ``ROCm/clr hipamd/src/hip_error.cpp``: signatures match a tool's message family,
+not one pasted phrasing),
 ``enabled = false`` (a user file switching a bundled signature off), ``advice``
 (what to do when this signature, not just its category, is the cause: it
 replaces the category's advice; ``{field}`` placeholders take the captures).
@@ -106,6 +109,7 @@ _SIGNATURE_KEYS = {
     "id", "category", "description", "patterns", "exclude", "priority", "fallback", "retryable",
     "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within",
     "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone", "wording", "host",
+    "if_requested",
 }
 _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
 _CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
@@ -152,6 +156,7 @@ class Signature:
     alone: bool = False
     wording: str = ""  # where the wording comes from: the tool's source that prints it (file / function)
     host: str = ""     # "rocm" / "not-rocm": the reading holds only on / off a ROCm host (known or shown by the log)
+    if_requested: str = ""  # the category when the captured `compiler` is the one the build asked for (-D...=)
     source: str = ""
 
     def match(self, text: str) -> dict[str, str] | None:
@@ -449,6 +454,15 @@ def _host(value: Any, source: str, entry: str | None) -> str:
     return str(value)
 
 
+def _if_requested(value: Any, source: str, entry: str | None) -> str:
+    if value == "":
+        return ""
+    if value not in CATEGORIES or value in ("unknown", "stalled"):
+        raise _error(source, entry, f"'if_requested' must be a category, not {value!r}",
+                     todo=f"use one of: {', '.join(c for c in CATEGORIES if c not in ('unknown', 'stalled'))}")
+    return str(value)
+
+
 def _bool(value: Any, source: str, entry: str | None, key: str) -> bool:
     if not isinstance(value, bool):
         raise _error(source, entry, f"'{key}' must be true or false")
@@ -550,6 +564,7 @@ def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signatur
         alone=_bool(table.get("alone", False), source, label, "alone"),
         wording=_one_line(table.get("wording", ""), source, label, "wording"),
         host=_host(table.get("host", ""), source, label),
+        if_requested=_if_requested(table.get("if_requested", ""), source, label),
         source=source,
     )
     return entry_id, sig

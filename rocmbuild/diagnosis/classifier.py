@@ -64,7 +64,8 @@ GLOBAL_PRIORITY = 90  # resource exhaustion: wins wherever it is
 # Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
 # words for the decisive line of an unknown failure.
 MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",
-                                      b"FATAL", b"rocm", b"ROCm", b"ROCM")  # the last: the log shows a ROCm host
+                                      b"FATAL", b"rocm", b"ROCm", b"ROCM",  # the log shows a ROCm host
+                                      b"_COMPILER=")  # a compiler the configure asks for (if_requested)
 
 _NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
 # The raw bytes of a line that on_line dismisses as a flagged compiler warning whatever its cleaned text:
@@ -83,6 +84,8 @@ _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
 # What shows a log was made on a ROCm host (for ``host = "rocm"`` readings): a ROCm path or package,
 # a ROCm torch (+rocm6.2), HIP's tools and libraries, an AMD GPU target.
 _ROCM_EVIDENCE = re.compile(r"(?i)rocm|hipcc|\bhip[_/.-]|libamdhip|\bgfx\d{3}|amdgpu|\bhsa[_-]")
+# The compiler a configure line asks CMake for (`-DCMAKE_CXX_COMPILER=/x/cl.exe`, `-DCMAKE_HIP_COMPILER:FILEPATH=..`).
+_REQUESTED_COMPILER = re.compile(r"""-DCMAKE_(?P<language>[A-Z]+)_COMPILER(?::\w+)?=["']?(?P<path>[^"'\s]+)""")
 # The installed ROCm's version as a log shows it (a versioned install root), when the build did not say.
 _ROCM_ROOT_VERSION = re.compile(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)\b")
 
@@ -267,6 +270,14 @@ def _tied(winner: _Match, others: Sequence[_Match], promote: bool) -> list[_Matc
             and not (m.line == winner.line and m.sig.priority < winner.sig.priority)]
 
 
+def _same_path(a: str, b: str) -> bool:
+    """The same file, written by Windows, MSYS or POSIX (``/F/x/cl.exe`` is ``F:\\x\\cl.exe``)?"""
+    def canonical(path: str) -> str:
+        path = path.replace("\\", "/").lower()
+        return re.sub(r"^/([a-z])/", r"\1:/", path)
+    return canonical(a) == canonical(b)
+
+
 def _normalise(fields: Mapping[str, str]) -> dict[str, str]:
     out = {}
     for key, value in fields.items():
@@ -289,6 +300,7 @@ class Classifier:
         the log shows, if any."""
         self.catalogue = catalogue if catalogue is not None else load_catalogue()
         self.rocm_version = rocm_version
+        self._requested: dict[str, str] = {}     # language -> compiler a configure line asked for
         self.host = host
         self.keywords: tuple[bytes, ...] = tuple(dict.fromkeys((*self.catalogue.keywords, *MARKER_KEYWORDS)))
         self._first: dict[str, _Match] = {}      # first (confirmed preferred) occurrence per signature
@@ -396,6 +408,9 @@ class Classifier:
         self._last = number
         if not self._rocm_seen and _ROCM_EVIDENCE.search(text):
             self._rocm_seen = True
+        if "_COMPILER" in text and "-DCMAKE_" in text:
+            for asked in _REQUESTED_COMPILER.finditer(text):
+                self._requested[asked["language"]] = asked["path"]
         if not self.rocm_version and "/opt/rocm-" in text:
             found = _ROCM_ROOT_VERSION.search(text)
             if found:
@@ -521,20 +536,35 @@ class Classifier:
             RunnerUp(m.sig.id, m.sig.category, m.line, m.text, self._reason(m, winner, promote))
             for m in candidates[1:])
         fields = self._with_release(_normalise(winner.fields))
+        category = self._requested_reading(winner.sig, fields)
+        own_ladder = category == winner.sig.category
+        info = self.catalogue.category(category)
         return Diagnosis(
-            category=winner.sig.category,
+            category=category,
             signature=winner.sig.id,
             line=winner.line,
             text=winner.text,
             fields=fields,
-            retryable=self.catalogue.retryable(winner.sig),
-            remedies=self.catalogue.remedies(winner.sig),
+            retryable=self.catalogue.retryable(winner.sig) if own_ladder else info.retryable,
+            remedies=self.catalogue.remedies(winner.sig) if own_ladder else info.remedies,
             context=(*winner.before, winner.text, *winner.after),
             runners_up=runners,
             description=winner.sig.description,
-            advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), fields) + release_note(fields),
+            advice=fill_advice(self.catalogue.advice(winner.sig if own_ladder else None, category), fields)
+            + release_note(fields),
             confidence="medium" if winner.weak(promote) or winner.sig.alone else "high",
         )
+
+    def _requested_reading(self, sig: Signature, fields: dict[str, str]) -> str:
+        """The signature's category, or its ``if_requested`` one when the failing ``compiler`` is the very
+        compiler a configure line in the log asked for (the build wants a compiler that is not there,
+        rather than a cache remembering an old one)."""
+        if not sig.if_requested or "compiler" not in fields:
+            return sig.category
+        asked = self._requested.get(fields.get("language", ""))
+        if asked is not None and _same_path(asked, fields["compiler"]):
+            return sig.if_requested
+        return sig.category
 
     def _with_release(self, fields: dict[str, str]) -> dict[str, str]:
         """``fields`` plus the ROCm release the library's name implies and the host's ROCm beside it.
