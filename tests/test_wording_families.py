@@ -432,6 +432,10 @@ def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
     # projects' in-source guard (kokkos/kokkos#4556, opencv/opencv#8582): the CMakeCache left in the source tree
     ("CMake Error at CMakeLists.txt:4 (message):\n  FATAL: In-source builds are not allowed.  You should create a "
      "separate\n  directory for build files.", "stale_build", "cmake-in-source-build-refused", 2),
+    # roctracer's generated header (ROCm/rocm-systems#28, rocm-arch/rocm-arch#168): CppHeaderParser missing at configure
+    ("[ 57%] Building CXX object CMakeFiles/roctracer64.dir/src/core/roctracer.cpp.o\n/src/roctracer/inc/roctracer_kfd.h:"
+     "30:10: fatal error: inc/kfd_ostream_ops.h: No such file or directory\ncompilation terminated.",
+     "missing_python_dependency", "roctracer-generated-header-missing", 2),
     # glibc dl-load.c (DFHack/dfhack#164, envmodules/modules#357)
     ("./tool: error while loading shared libraries: libz.so.1: wrong ELF class: ELFCLASS64", "arch_mismatch",
      "loader-wrong-elf-class", 1),
