@@ -436,6 +436,10 @@ def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
     ("[ 57%] Building CXX object CMakeFiles/roctracer64.dir/src/core/roctracer.cpp.o\n/src/roctracer/inc/roctracer_kfd.h:"
      "30:10: fatal error: inc/kfd_ostream_ops.h: No such file or directory\ncompilation terminated.",
      "missing_python_dependency", "roctracer-generated-header-missing", 2),
+    # x86 intrinsics on another CPU (ggml-org/whisper.cpp#240, seqan/seqan3#1477, AcademySoftwareFoundation/Imath#183)
+    ("[ 47%] Building CXX object CMakeFiles/rsp.dir/parallel.cpp.o\n/usr/lib/gcc/powerpc64le-linux-gnu/12/include/"
+     "xmmintrin.h:54:2: error: #error \"Please read comment above.  Use -DNO_WARN_X86_INTRINSICS to disable this error.\"",
+     "unsupported_arch", "x86-intrinsics-on-other-cpu", 2),
     # glibc dl-load.c (DFHack/dfhack#164, envmodules/modules#357)
     ("./tool: error while loading shared libraries: libz.so.1: wrong ELF class: ELFCLASS64", "arch_mismatch",
      "loader-wrong-elf-class", 1),
