@@ -440,6 +440,10 @@ def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
     ("[ 47%] Building CXX object CMakeFiles/rsp.dir/parallel.cpp.o\n/usr/lib/gcc/powerpc64le-linux-gnu/12/include/"
      "xmmintrin.h:54:2: error: #error \"Please read comment above.  Use -DNO_WARN_X86_INTRINSICS to disable this error.\"",
      "unsupported_arch", "x86-intrinsics-on-other-cpu", 2),
+    # libstdc++'s dual ABI against libtorch (pytorch/pytorch#13541, hasktorch/ffi-experimental#3)
+    ("main.cpp:(.text+0x2a): undefined reference to `c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<"
+     "char, std::char_traits<char>, std::allocator<char> >)'\ncollect2: error: ld returned 1 exit status",
+     "abi_mismatch", "libtorch-dual-abi-mismatch", 1),
     # glibc dl-load.c (DFHack/dfhack#164, envmodules/modules#357)
     ("./tool: error while loading shared libraries: libz.so.1: wrong ELF class: ELFCLASS64", "arch_mismatch",
      "loader-wrong-elf-class", 1),
