@@ -433,12 +433,14 @@ def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
     ("CMake Error at CMakeLists.txt:4 (message):\n  FATAL: In-source builds are not allowed.  You should create a "
      "separate\n  directory for build files.", "stale_build", "cmake-in-source-build-refused", 2),
     # roctracer's generated header (ROCm/rocm-systems#28, rocm-arch/rocm-arch#168): CppHeaderParser missing at configure
-    ("[ 57%] Building CXX object CMakeFiles/roctracer64.dir/src/core/roctracer.cpp.o\n/src/roctracer/inc/roctracer_kfd.h:"
-     "30:10: fatal error: inc/kfd_ostream_ops.h: No such file or directory\ncompilation terminated.",
+    ("[ 57%] Building CXX object CMakeFiles/roctracer64.dir/src/core/roctracer.cpp.o\n"
+     "/src/roctracer/inc/roctracer_kfd.h:30:10: fatal error: inc/kfd_ostream_ops.h: No such file or directory\n"
+     "compilation terminated.",
      "missing_python_dependency", "roctracer-generated-header-missing", 2),
     # x86 intrinsics on another CPU (ggml-org/whisper.cpp#240, seqan/seqan3#1477, AcademySoftwareFoundation/Imath#183)
     ("[ 47%] Building CXX object CMakeFiles/rsp.dir/parallel.cpp.o\n/usr/lib/gcc/powerpc64le-linux-gnu/12/include/"
-     "xmmintrin.h:54:2: error: #error \"Please read comment above.  Use -DNO_WARN_X86_INTRINSICS to disable this error.\"",
+     "xmmintrin.h:54:2: error: #error \"Please read comment above.  Use -DNO_WARN_X86_INTRINSICS to disable this "
+     "error.\"",
      "unsupported_arch", "x86-intrinsics-on-other-cpu", 2),
     # libstdc++'s dual ABI against libtorch (pytorch/pytorch#13541, hasktorch/ffi-experimental#3)
     ("main.cpp:(.text+0x2a): undefined reference to `c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<"
