@@ -446,6 +446,12 @@ def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
     ("main.cpp:(.text+0x2a): undefined reference to `c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<"
      "char, std::char_traits<char>, std::allocator<char> >)'\ncollect2: error: ld returned 1 exit status",
      "abi_mismatch", "libtorch-dual-abi-mismatch", 1),
+    # OpenSSH under git's ssh transport (zai-org/CodeGeeX#18, OWASP/Maturity-Models#178); a key problem is not network
+    ("Cloning into 'sub'...\nkex_exchange_identification: Connection closed by remote host\nfatal: Could not read from "
+     "remote repository.", "network", "connection-failed", 2),
+    # MSVC's heap (microsoft/CNTK#1542, dotnet/coreclr#27232)
+    ("6>c:\\src\\op.h(941): fatal error C1002: compiler is out of heap space in pass 2", "out_of_memory",
+     "msvc-compiler-out-of-heap", 1),
     # glibc dl-load.c (DFHack/dfhack#164, envmodules/modules#357)
     ("./tool: error while loading shared libraries: libz.so.1: wrong ELF class: ELFCLASS64", "arch_mismatch",
      "loader-wrong-elf-class", 1),
@@ -481,3 +487,9 @@ def test_torchs_own_library_missing_its_own_symbol_is_mixed_installs_an_extensio
     assert (own.category, own.signature) == ("stale_build", "torch-own-library-mixed-installs")
     ext = run("ImportError: /v/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c1010TensorImpl5emptyEv")
     assert (ext.category, ext.signature) == ("abi_mismatch", "undefined-symbol-torch-abi")
+
+
+def test_an_ssh_key_refused_is_not_a_network_failure() -> None:
+    got = run("Cloning into 'sub'...\ngit@github.com: Permission denied (publickey).\n"
+              "fatal: Could not read from remote repository.")
+    assert got.category != "network", got
