@@ -452,6 +452,13 @@ def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
     # MSVC's heap (microsoft/CNTK#1542, dotnet/coreclr#27232)
     ("6>c:\\src\\op.h(941): fatal error C1002: compiler is out of heap space in pass 2", "out_of_memory",
      "msvc-compiler-out-of-heap", 1),
+    # GHC's and rustc's own panics (bjpop/language-python#73, rust-lang/rust#119357)
+    ("ghc: panic! (the 'impossible' happened)\n  (GHC version 8.4.3 for x86_64-unknown-linux):\n\tPrelude.chr: bad "
+     "argument: 2600468483\n\nPlease report this as a GHC bug:  http://www.haskell.org/ghc/reportabug",
+     "compiler_crash", "ghc-rustc-compiler-panic", 1),
+    # NumPy 2's import-time message without an 'rror' on its line (numpy/_core/src/multiarray)
+    ("ImportError: \nA module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash.",
+     "abi_mismatch", "numpy-abi-mismatch", 2),
     # glibc dl-load.c (DFHack/dfhack#164, envmodules/modules#357)
     ("./tool: error while loading shared libraries: libz.so.1: wrong ELF class: ELFCLASS64", "arch_mismatch",
      "loader-wrong-elf-class", 1),
