@@ -459,6 +459,10 @@ def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
     # NumPy 2's import-time message without an 'rror' on its line (numpy/_core/src/multiarray)
     ("ImportError: \nA module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash.",
      "abi_mismatch", "numpy-abi-mismatch", 2),
+    # cargo's error chain (sjtug/mirror-requests#305): the curl error under 'Caused by:'
+    ("error: failed to get `x` as a dependency of package `y`\n\nCaused by:\n  network failure seems to have happened\n"
+     "\nCaused by:\n  [28] Timeout was reached (Operation too slow.); class=Net (12)", "network",
+     "cargo-network-failure", 4),
     # glibc dl-load.c (DFHack/dfhack#164, envmodules/modules#357)
     ("./tool: error while loading shared libraries: libz.so.1: wrong ELF class: ELFCLASS64", "arch_mismatch",
      "loader-wrong-elf-class", 1),
@@ -500,3 +504,11 @@ def test_an_ssh_key_refused_is_not_a_network_failure() -> None:
     got = run("Cloning into 'sub'...\ngit@github.com: Permission denied (publickey).\n"
               "fatal: Could not read from remote repository.")
     assert got.category != "network", got
+
+
+def test_cargos_retry_warnings_are_weak_and_give_way_to_a_specific_failure() -> None:
+    # rust-lang/cargo#6513: cargo retries by itself; the warnings alone are a weak network reading
+    retry = "warning: spurious network error (2 tries remaining): [28] Timeout was reached (download of `x` failed)"
+    assert (run(retry).category, run(retry).confidence) == ("network", "medium")
+    later = run(retry + "\n/usr/bin/ld: cannot find -lssl")
+    assert later.category == "missing_library", "the visible failure of the build wins"
