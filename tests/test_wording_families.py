@@ -462,7 +462,7 @@ def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
     # cargo's error chain (sjtug/mirror-requests#305): the curl error under 'Caused by:'
     ("error: failed to get `x` as a dependency of package `y`\n\nCaused by:\n  network failure seems to have happened\n"
      "\nCaused by:\n  [28] Timeout was reached (Operation too slow.); class=Net (12)", "network",
-     "cargo-network-failure", 4),
+     "cargo-network-failure", 7),
     # glibc dl-load.c (DFHack/dfhack#164, envmodules/modules#357)
     ("./tool: error while loading shared libraries: libz.so.1: wrong ELF class: ELFCLASS64", "arch_mismatch",
      "loader-wrong-elf-class", 1),
