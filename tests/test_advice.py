@@ -7,14 +7,17 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from rocmbuild.checks import preflight
 from rocmbuild.checks.preflight import FAIL, OK, Check
+from rocmbuild.diagnosis.advice import next_steps
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import classify
 from rocmbuild.diagnosis.nextstep import outcome_todo, preflight_todo, requires_todo
 from rocmbuild.host import aptcheck
 from rocmbuild.host.hipcompiler import HipCompiler
-from rocmbuild.host.libraries import install_line
+from rocmbuild.host.libraries import install_line, rocm_release_of
 from rocmbuild.planning.sourcereqs import declared, declares_module, torch_pin
 from rocmbuild.planning.torchadvice import torch_install
 
@@ -191,3 +194,38 @@ def test_declared_build_requirements_are_read_from_the_tree(tmp_path: Path) -> N
     assert {"setuptools-scm", "jinja2", "wheel", "regex", "build", "amdsmi"} <= set(names)
     assert declares_module(tree, "setuptools_scm.version") == "setuptools-scm>=8.0"
     assert declares_module(tree, "requests") is None
+
+
+# ------------------------------------------------------------------ a library's release against the host's ROCm
+
+@pytest.mark.parametrize(("name", "release"), [
+    ("libamdhip64.so.5", "5"), ("/opt/rocm/lib/libamdhip64.so.6", "6"), ("libhiprtc.so.7", "7"),
+    ("librocblas.so.4", "6"), ("librocblas.so.5", "7"), ("libhipblas.so.2", "6"), ("libhipblas.so.3", "7"),
+    ("libbitsandbytes_rocm63.so", "6.3"), ("torch-2.4.0+rocm6.1-cp310-linux_x86_64.whl", "6.1"),
+    ("libamdhip64.so", None), ("libcudart.so.12", None), ("librocblas.so.0", None), ("libhiprtc-builtins.so", None),
+])
+def test_the_rocm_release_a_library_name_implies(name: str, release: str | None) -> None:
+    assert rocm_release_of(name) == release
+
+
+def test_a_library_of_another_rocm_release_than_the_hosts_is_named_in_the_advice() -> None:
+    line = "ImportError: libamdhip64.so.5: cannot open shared object file: No such file or directory"
+    got = classify([line], rocm_version="6.4.1")
+    assert got.fields == {"library": "libamdhip64.so.5", "rocm_release": "5", "host_rocm": "6.4.1"}
+    assert "belongs to ROCm 5, but this host has ROCm 6.4.1" in got.advice
+    assert "belongs to ROCm 5" in next_steps(got.summary_json()), "the report's todo says it too"
+    same = classify([line.replace(".so.5", ".so.6")], rocm_version="6.4.1")
+    assert same.fields["rocm_release"] == "6" and "belongs to" not in same.advice
+
+
+def test_the_hosts_rocm_is_read_from_a_versioned_root_in_the_log_when_the_build_did_not_say() -> None:
+    got = classify(["-- Found HIP: /opt/rocm-6.2.0 (found version \"6.2.41133\")",
+                    "./bench: error while loading shared libraries: librocblas.so.5: cannot open shared object file: "
+                    "No such file or directory"])
+    assert (got.fields["rocm_release"], got.fields["host_rocm"]) == ("7", "6.2.0")
+    assert "Rebuild it against ROCm 6.2.0" in got.advice
+
+
+def test_a_library_name_that_implies_no_release_leaves_the_fingerprint_alone() -> None:
+    got = classify(["/usr/bin/ld: cannot find -lhipblas"], rocm_version="6.4.1")
+    assert got.fields == {"library": "hipblas"} and "belongs to" not in got.advice

@@ -12,6 +12,7 @@ import pytest
 
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis, classify, classify_stream
+from rocmbuild.process.logscan import scan_lines
 from rocmbuild.process.noise import clean_line
 from rocmbuild.process.watcher import LineScanner
 
@@ -277,10 +278,23 @@ def test_module_not_found_warning_and_extension_modules() -> None:
                                                            ("install_build_requirements",))
 
 
-def test_pip_retry_warnings_are_not_network_failures() -> None:
-    assert run("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
-               "connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', port=443): "
-               "Read timed out. (read timeout=15)\")': /simple/ninja/").category == "unknown"
+RETRY_WARNING = ("WARNING: Retrying (Retry(total=4, connect=None, read=None, redirect=None, status=None)) after "
+                 "connection broken by 'ReadTimeoutError(\"HTTPSConnectionPool(host='pypi.org', port=443): "
+                 "Read timed out. (read timeout=15)\")': /simple/ninja/")
+
+
+def test_pip_retry_warnings_alone_are_only_a_weak_network_reading() -> None:
+    # pypa/pip#9190, urllib3/urllib3#1766: excerpts that end while pip still retries
+    got = run(RETRY_WARNING)
+    assert (got.category, got.signature, got.confidence) == ("network", "pip-retrying-connection", "medium")
+    live = Classifier(CAT)
+    scan_lines([RETRY_WARNING], live)
+    assert live.current() is None, "a retry may still succeed: never a verdict while the build runs"
+
+
+def test_pip_retry_warnings_give_way_to_any_error_in_view() -> None:
+    got = run(RETRY_WARNING + "\nCollecting ninja\nsrc/ops.cpp:3:10: error: expected ';' after expression")
+    assert got.category == "unknown" and got.line == 3, got
 
 
 # ------------------------------------------------------------------------------------------- values

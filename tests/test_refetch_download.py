@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
 from planfactory import make_plan
 
 from rocmbuild.diagnosis.catalogue import load_catalogue
-from rocmbuild.diagnosis.classifier import classify
+from rocmbuild.diagnosis.classifier import classify, classify_stream
 from rocmbuild.loop.effects import carry_out
 from rocmbuild.loop.ladder import FailedAttempt, Outcome, decide
 from rocmbuild.loop.remedies import RemedyContext, refetch_download
@@ -85,3 +86,72 @@ def test_gone_for_good_stops_at_once() -> None:
                  "requests.exceptions.HTTPError: 410 Client Error: Gone for url: https://h/x.whl"):
         decision = decide([_attempt(1, line)], max_attempts=6)
         assert decision.remedy is None and decision.outcome == Outcome.NOT_RETRYABLE, line
+
+
+# ------------------------------------------------------------------ end to end: the classifier, then the ladder
+
+NETWORK_FIXTURES = Path(__file__).parent / "fixtures" / "logs" / "network"
+
+
+def _fixture_attempt(number: int, log: Path, remedies: tuple[str, ...] = ()) -> FailedAttempt:
+    with log.open("rb") as handle:
+        got = classify_stream(handle, catalogue=CAT)
+    return FailedAttempt(number, "exited", got.category, got.fingerprint(), got.retryable, got.remedies,
+                         remedies, compiled=False)
+
+
+def _fixtures_of(signature: str) -> list[Path]:
+    found = []
+    for log in sorted(NETWORK_FIXTURES.glob("*.log")):
+        with log.open("rb") as handle:
+            if classify_stream(handle, catalogue=CAT).signature == signature:
+                found.append(log)
+    return found
+
+
+def test_every_gone_for_good_fixture_stops_at_the_first_attempt() -> None:
+    gone = _fixtures_of("download-gone")
+    # curl (makepkg, BuildKit), yum, dnf, pip 403, GNU wget, BusyBox wget, urllib, git: each client's words
+    assert len(gone) >= 8, [p.name for p in gone]
+    for log in gone:
+        decision = decide([_fixture_attempt(1, log)], max_attempts=6)
+        assert decision.remedy is None and decision.outcome == Outcome.NOT_RETRYABLE, log.name
+
+
+def test_every_hash_mismatch_fixture_is_fetched_again_once_then_stops() -> None:
+    mismatched = _fixtures_of("download-integrity")
+    assert len(mismatched) >= 2, [p.name for p in mismatched]
+    for log in mismatched:
+        first = decide([_fixture_attempt(1, log)], max_attempts=6)
+        assert first.remedy == "refetch_download", log.name
+        again = decide([_fixture_attempt(1, log, ("refetch_download",)), _fixture_attempt(2, log)], max_attempts=6)
+        assert again.remedy is None and again.outcome == Outcome.FAILED, f"{log.name}: never waited out"
+
+
+@pytest.mark.parametrize("line", [
+    "curl: (22) The requested URL returned error: 404",                                     # curl >= 7.76
+    "curl: (22) The requested URL returned error: 410 Gone",                                # curl < 7.76
+    "CURL: (22) THE REQUESTED URL RETURNED ERROR: 403",                                     # any case
+    "HTTP request sent, awaiting response... 404 Not Found",                                # GNU wget
+    "2024-05-02 08:14:04 ERROR 404: The specified resource does not exist..",               # wget, server's reason
+    "wget: server returned error: HTTP/1.1 404 Not Found",                                  # BusyBox wget
+    "urllib.error.HTTPError: HTTP Error 404: Not Found",                                    # CPython urllib
+    "urllib.error.HTTPError: HTTP Error 403: Forbidden",
+    "requests.exceptions.HTTPError: 404 Client Error: Not Found for url: https://h/x.tar.gz",  # requests
+    "ERROR: HTTP error 404 while getting https://h/torch-2.4.0+rocm6.1-cp310-linux_x86_64.whl",  # pip
+    "fatal: unable to access 'https://h/x.git/': The requested URL returned error: 403",    # git over https
+    "fatal: repository ‘https://h/gone.git/’ not found",                                    # git, typographic quotes
+    "  Caused by: HTTP status client error (404 Not Found) for url (https://h/x.whl)",      # uv / reqwest
+])
+def test_a_404_in_each_clients_words_is_never_retried(line: str) -> None:
+    decision = decide([_attempt(1, "Downloading sources\n" + line)], max_attempts=6)
+    assert decision.remedy is None and decision.outcome == Outcome.NOT_RETRYABLE, line
+
+
+@pytest.mark.parametrize("line", [
+    "OSError('Tunnel connection failed: 403 Forbidden')",   # a proxy refusing the tunnel: not the file
+    "[404/5200] Building HIP object aten/src/ATen/native/hip/Sort.hip.o",
+    "curl: (22) The requested URL returned error: 503",
+])
+def test_what_is_not_gone_for_good_is_not_read_as_gone(line: str) -> None:
+    assert classify(["Downloading sources", line], catalogue=CAT).signature != "download-gone", line

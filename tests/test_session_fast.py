@@ -198,3 +198,36 @@ def test_resume_puts_back_the_arch_list_narrow_archs_left(tmp_path: Path) -> Non
     assert restored_plan(wide, last_plan_state(recorded)).archs == ("gfx942",)
     # A record from before the field existed leaves the plan's list alone.
     assert restored_plan(wide, {"event": "plan.changed", "env": wide.env_set}).archs == wide.archs
+
+
+def test_a_download_gone_for_good_stops_at_the_first_attempt_without_waiting(tmp_path: Path) -> None:
+    # rocm-arch/rocm-arch#98, ROCm/triton#631: the server says 404; no retry can bring the file back
+    gone = b"Downloading aotriton\ncurl: (22) The requested URL returned error: 404\n"
+    attempts = FakeAttempts([(gone, 22), (b"done\n", 0)])
+    slept: list[float] = []
+    build = session(tmp_path, attempts, slept)
+    outcome, _code = build.run()
+    assert outcome != Outcome.SUCCEEDED and len(attempts.calls) == 1 and slept == []
+    assert not [e for e in events(tmp_path) if e["event"] == "retry.waiting"]
+
+
+def test_a_hash_mismatch_is_fetched_again_once_then_the_run_stops(tmp_path: Path) -> None:
+    # pytorch/pytorch#169920, rocm-arch/rocm-arch#875: a second mismatch is not the network
+    mismatch = b"ERROR: THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE.\n"
+    attempts = FakeAttempts([(mismatch, 1), (mismatch, 1), (b"done\n", 0)])
+    slept: list[float] = []
+    build = session(tmp_path, attempts, slept)
+    outcome, _code = build.run()
+    assert outcome != Outcome.SUCCEEDED and len(attempts.calls) == 2 and slept == []
+    assert build.rec.attempts[0]["remedies"] == ["refetch_download"]
+    assert attempts.calls[1][1]["PIP_NO_CACHE_DIR"] == "1", "the second attempt fetches afresh"
+
+
+def test_a_library_of_another_rocm_release_is_named_against_the_hosts_rocm(tmp_path: Path) -> None:
+    # mozilla-ai/llamafile#547: a prebuilt binary wants libamdhip64.so.5; the plan's ROCm is 6.2.4
+    failure = b"ImportError: libamdhip64.so.5: cannot open shared object file: No such file or directory\n"
+    attempts = FakeAttempts([(failure, 1)] * 3)
+    build = session(tmp_path, attempts, [], max_attempts=1)
+    build.run()
+    diagnosed = next(e for e in events(tmp_path) if e["event"] == "failure.diagnosed")
+    assert diagnosed["fields"]["rocm_release"] == "5" and diagnosed["fields"]["host_rocm"] == "6.2.4", diagnosed

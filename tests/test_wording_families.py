@@ -359,3 +359,156 @@ def test_a_container_step_killed_with_137_is_oom() -> None:
 ])
 def test_runtime_families_outside_the_gpu_stack(log: str, category: str) -> None:
     assert run(log).category == category
+
+
+# ------------------------------------------------------------------ CMake's compiler against what was asked for
+# CMake Modules/CMakeDetermineCompiler.cmake: "The CMAKE_<LANG>_COMPILER:\n\n  <path>\n\n is not a full path to an
+# existing compiler tool." dotnet/runtime#90509 (a cached MSVC path outdated by an update),
+# microsoft/vscode-cmake-tools#3515 (a build dir moved between machines), opentibiabr/remeres-map-editor#67.
+
+def _compiler_gone(cached: str, asked: str | None = None) -> Diagnosis:
+    configure = [f"cmake -S . -B build -G Ninja -DCMAKE_CXX_COMPILER:FILEPATH={asked}"] if asked else []
+    return run("\n".join([*configure, "CMake Error at CMakeLists.txt:6 (project):", "  The CMAKE_CXX_COMPILER:", "",
+                          f"    {cached}", "", "  is not a full path to an existing compiler tool.", "",
+                          "  Tell CMake where to find the compiler by setting either the environment"]))
+
+
+def test_a_cached_compiler_the_build_no_longer_asks_for_is_a_stale_cache() -> None:
+    got = _compiler_gone("F:/build/env/cb6d33c/Scripts/cl.exe", asked="/F/build/env/8ee1771/Scripts/cl.exe")
+    assert (got.category, got.signature) == ("stale_build", "cmake-compiler-path-gone")
+    assert got.fields == {"language": "CXX", "compiler": "F:/build/env/cb6d33c/Scripts/cl.exe"}
+    assert got.remedies[0] == "clean_build"
+
+
+def test_the_very_compiler_the_build_asks_for_missing_is_a_missing_toolchain() -> None:
+    got = _compiler_gone("F:/build/env/8ee1771/Scripts/cl.exe", asked="/F/build/env/8ee1771/Scripts/cl.exe")
+    assert (got.category, got.signature, got.retryable) == ("toolchain_missing", "cmake-compiler-path-gone", False)
+    assert "toolchain" in got.advice and "CMakeCache" not in got.advice, "the category's advice, not the cache's"
+
+
+def test_with_no_request_in_view_the_cache_outlived_its_compiler() -> None:
+    assert _compiler_gone("/home/u/envs/old/bin/x86_64-conda-linux-gnu-c++").category == "stale_build"
+
+
+def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
+    got = run("CMake Error at CMakeLists.txt:2 (project):\n  The CMAKE_CXX_COMPILER:\n\n    clang++\n\n"
+              "  is not a full path and was not found in the PATH.")
+    assert (got.category, got.signature) == ("toolchain_missing", "cmake-language-compiler-not-found")
+
+
+# ------------------------------------------------------------------ round 2: families from the b09/b10 misses
+# Each case: a few written lines in the shape of the cited public threads; the category, the signature and
+# the decisive line are asserted.
+
+@pytest.mark.parametrize(("log", "category", "signature", "line"), [
+    # bitsandbytes cextension.py (bitsandbytes-foundation/bitsandbytes#1190, #1559): the runtime-versioned name first
+    ("Could not find the bitsandbytes ROCm binary at PosixPath('/s/bitsandbytes/libbitsandbytes_rocm62.so')\n"
+     "Could not load bitsandbytes native library: /s/bitsandbytes/libbitsandbytes_cpu.so: cannot open shared object "
+     "file: No such file or directory\nOSError: /s/bitsandbytes/libbitsandbytes_cpu.so: cannot open shared object file:"
+     " No such file or directory", "abi_mismatch", "runtime-versioned-binary-missing", 1),
+    # composable_kernel ck.hpp (ROCm/composable_kernel#775, ROCm/TheRock#4768)
+    ("[12/900] Building HIP object x.hip.o\n/src/ck/include/ck/utility/amd_buffer_addressing.hpp:33:48: error: use of "
+     "undeclared identifier 'CK_BUFFER_RESOURCE_3RD_DWORD'\n1 error generated when compiling for gfx1012.",
+     "unsupported_arch", "ck-arch-not-in-config", 2),
+    # curl url.c / CMake file(DOWNLOAD) status (spack/spack#236, avast/retdec#214): not network, never retried
+    ("CMake Error at dl.cmake:27 (message):\n  error: downloading 'https://h/x.zip' failed\n\n    status_code: 1\n"
+     "    status_string: \"Unsupported protocol\"\n    log: Protocol \"https\" not supported or disabled in libcurl",
+     "toolchain_missing", "curl-protocol-unsupported", 5),
+    # Go net (golang/go#34548, golang/go#65662)
+    ("go: downloading example.com/m v1.0.0\ngo: example.com/m@v1.0.0: Get \"https://proxy.golang.org/x\": dial tcp "
+     "142.250.1.1:443: i/o timeout", "network", "go-net-dial-failed", 2),
+    # apt methods/connect.cc (docker-library/official-images#1736, rui314/mold#1145)
+    ("Ign:1 http://archive.ubuntu.com/ubuntu jammy InRelease\nErr:1 http://archive.ubuntu.com/ubuntu jammy InRelease\n"
+     "  Temporary failure resolving 'archive.ubuntu.com'", "network", "connection-failed", 3),
+    # LLVM machine verifier (ROCm/composable_kernel#1707, ROCm/rocm-systems#3058)
+    ("error: Illegal instruction detected: Operand has incorrect register class.\nrenamable $vgpr0 = V_MOV_B32_e32 0"
+     "\n1 error generated when compiling for gfx1100.", "compiler_crash", "llvm-machine-verifier", 1),
+    # GNU make exec ENOENT of a hard-coded compiler (a Makefile's /usr/bin/hipcc)
+    ("/usr/bin/hipcc -std=c++14 -c ops.cu -o ops.o\nmake: /usr/bin/hipcc: No such file or directory\n"
+     "make: *** [Makefile:107: hip] Error 127", "toolchain_missing", "hip-tool-not-found", 2),
+    # lld's --no-allow-shlib-undefined for a ROCm library symbol (a -lrocblas missing from the link line)
+    ("ld.lld: error: undefined reference due to --no-allow-shlib-undefined: rocblas_initialize\n>>> referenced by "
+     "libfoo.so", "missing_library", "undefined-reference-rocm-runtime", 1),
+    # projects' in-source guard (kokkos/kokkos#4556, opencv/opencv#8582): the CMakeCache left in the source tree
+    ("CMake Error at CMakeLists.txt:4 (message):\n  FATAL: In-source builds are not allowed.  You should create a "
+     "separate\n  directory for build files.", "stale_build", "cmake-in-source-build-refused", 2),
+    # roctracer's generated header (ROCm/rocm-systems#28, rocm-arch/rocm-arch#168): CppHeaderParser missing at configure
+    ("[ 57%] Building CXX object CMakeFiles/roctracer64.dir/src/core/roctracer.cpp.o\n"
+     "/src/roctracer/inc/roctracer_kfd.h:30:10: fatal error: inc/kfd_ostream_ops.h: No such file or directory\n"
+     "compilation terminated.",
+     "missing_python_dependency", "roctracer-generated-header-missing", 2),
+    # x86 intrinsics on another CPU (ggml-org/whisper.cpp#240, seqan/seqan3#1477, AcademySoftwareFoundation/Imath#183)
+    ("[ 47%] Building CXX object CMakeFiles/rsp.dir/parallel.cpp.o\n/usr/lib/gcc/powerpc64le-linux-gnu/12/include/"
+     "xmmintrin.h:54:2: error: #error \"Please read comment above.  Use -DNO_WARN_X86_INTRINSICS to disable this "
+     "error.\"",
+     "unsupported_arch", "x86-intrinsics-on-other-cpu", 2),
+    # libstdc++'s dual ABI against libtorch (pytorch/pytorch#13541, hasktorch/ffi-experimental#3)
+    ("main.cpp:(.text+0x2a): undefined reference to `c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<"
+     "char, std::char_traits<char>, std::allocator<char> >)'\ncollect2: error: ld returned 1 exit status",
+     "abi_mismatch", "libtorch-dual-abi-mismatch", 1),
+    # OpenSSH under git's ssh transport (zai-org/CodeGeeX#18, OWASP/Maturity-Models#178); a key problem is not network
+    ("Cloning into 'sub'...\nkex_exchange_identification: Connection closed by remote host\nfatal: Could not read from "
+     "remote repository.", "network", "connection-failed", 2),
+    # MSVC's heap (microsoft/CNTK#1542, dotnet/coreclr#27232)
+    ("6>c:\\src\\op.h(941): fatal error C1002: compiler is out of heap space in pass 2", "out_of_memory",
+     "msvc-compiler-out-of-heap", 1),
+    # GHC's and rustc's own panics (bjpop/language-python#73, rust-lang/rust#119357)
+    ("ghc: panic! (the 'impossible' happened)\n  (GHC version 8.4.3 for x86_64-unknown-linux):\n\tPrelude.chr: bad "
+     "argument: 2600468483\n\nPlease report this as a GHC bug:  http://www.haskell.org/ghc/reportabug",
+     "compiler_crash", "ghc-rustc-compiler-panic", 1),
+    # NumPy 2's import-time message without an 'rror' on its line (numpy/_core/src/multiarray)
+    ("ImportError: \nA module that was compiled using NumPy 1.x cannot be run in\nNumPy 2.0.0 as it may crash.",
+     "abi_mismatch", "numpy-abi-mismatch", 2),
+    # cargo's error chain (sjtug/mirror-requests#305): the curl error under 'Caused by:'
+    ("error: failed to get `x` as a dependency of package `y`\n\nCaused by:\n  network failure seems to have happened\n"
+     "\nCaused by:\n  [28] Timeout was reached (Operation too slow.); class=Net (12)", "network",
+     "cargo-network-failure", 7),
+    # glibc dl-load.c (DFHack/dfhack#164, envmodules/modules#357)
+    ("./tool: error while loading shared libraries: libz.so.1: wrong ELF class: ELFCLASS64", "arch_mismatch",
+     "loader-wrong-elf-class", 1),
+])
+def test_round_two_families(log: str, category: str, signature: str, line: int) -> None:
+    got = run(log)
+    assert (got.category, got.signature, got.line) == (category, signature, line), got
+
+
+def test_a_cuda_toolkit_header_is_a_missing_toolkit_off_rocm_and_unknown_on_a_rocm_host() -> None:
+    # open-mmlab/mmdetection#71, NVIDIA/nccl#131 (a CUDA box); on a ROCm box the source is CUDA-only (left unknown)
+    log = "csrc/nms.cpp:3:10: fatal error: cuda_runtime.h: No such file or directory\ncompilation terminated."
+    off = run(log)
+    assert (off.category, off.signature, off.fields["header"]) == ("toolchain_missing", "cuda-toolkit-header-missing",
+                                                                    "cuda_runtime.h")
+    assert run(log, host="rocm").category == "unknown"
+    assert run(log + "\n1 error generated when compiling for gfx1030.").category == "unknown", "the log shows ROCm"
+
+
+def test_pytorchs_own_tree_contradicting_itself_is_stale_an_extension_is_api_skew() -> None:
+    # pytorch/pytorch#11572, #47993 (torch's tree) against vllm-project/vllm#44641 (an extension)
+    own = run("/src/pytorch/torch/csrc/cuda/Module.cpp:40:10: error: no member named 'getFreeMutex' in namespace "
+              "'torch::cuda'")
+    assert (own.category, own.signature, own.fields["member"]) == ("stale_build", "torch-tree-self-inconsistent",
+                                                                    "getFreeMutex")
+    ext = run("/src/vllm/csrc/ops.cpp:40:10: error: no member named 'getFreeMutex' in namespace 'torch::cuda'")
+    assert (ext.category, ext.signature) == ("abi_mismatch", "torch-api-skew")
+
+
+def test_torchs_own_library_missing_its_own_symbol_is_mixed_installs_an_extensions_is_abi() -> None:
+    # pytorch/pytorch#10234, #13893 against vllm-project/vllm#13608
+    own = run("ImportError: /v/site-packages/torch/lib/libtorch_cpu.so: undefined symbol: _ZN3c1010TensorImpl5emptyEv")
+    assert (own.category, own.signature) == ("stale_build", "torch-own-library-mixed-installs")
+    ext = run("ImportError: /v/site-packages/vllm/_C.abi3.so: undefined symbol: _ZN3c1010TensorImpl5emptyEv")
+    assert (ext.category, ext.signature) == ("abi_mismatch", "undefined-symbol-torch-abi")
+
+
+def test_an_ssh_key_refused_is_not_a_network_failure() -> None:
+    got = run("Cloning into 'sub'...\ngit@github.com: Permission denied (publickey).\n"
+              "fatal: Could not read from remote repository.")
+    assert got.category != "network", got
+
+
+def test_cargos_retry_warnings_are_weak_and_give_way_to_a_specific_failure() -> None:
+    # rust-lang/cargo#6513: cargo retries by itself; the warnings alone are a weak network reading
+    retry = "warning: spurious network error (2 tries remaining): [28] Timeout was reached (download of `x` failed)"
+    assert (run(retry).category, run(retry).confidence) == ("network", "medium")
+    later = run(retry + "\n/usr/bin/ld: cannot find -lssl")
+    assert later.category == "missing_library", "the visible failure of the build wins"

@@ -13,7 +13,7 @@ from typing import Any
 
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.errors import CatalogueError
-from rocmbuild.host.libraries import library_base, library_package_hint
+from rocmbuild.host.libraries import library_base, library_package_hint, same_release
 
 # What a person should do when the ladder could not fix it, by category.
 NEXT_STEPS: dict[str, str] = {
@@ -93,6 +93,21 @@ def fill_advice(advice: str, fields: Mapping[str, str]) -> str:
         return advice
 
 
+def release_note(fields: Mapping[str, str]) -> str:
+    """What the diagnosis's library name says against the host's ROCm ("" when they agree or one is unknown).
+
+    ``rocm_release``: the release the library's name implies (``libamdhip64.so.5``: 5); ``host_rocm``:
+    the ROCm installed where the build ran.  A load or link failure for a library of another release is
+    not cured by a search path: the binary needs rebuilding against the installed ROCm.
+    """
+    named, installed = fields.get("rocm_release", ""), fields.get("host_rocm", "")
+    if not named or not installed or same_release(named, installed):
+        return ""
+    library = fields.get("library", "the library")
+    return (f" {library} belongs to ROCm {named}, but this host has ROCm {installed}: the binary that wants it was "
+            f"built for another ROCm release. Rebuild it against ROCm {installed} (or install ROCm {named} beside it).")
+
+
 @functools.lru_cache(maxsize=1)
 def _signature_advice() -> dict[str, str]:
     """Each signature's own advice (where it has one), from the catalogue the build used."""
@@ -108,12 +123,13 @@ def next_steps(diagnosis: Mapping[str, Any] | None) -> str:
     if not diagnosis:
         return ""
     own = _signature_advice().get(str(diagnosis.get("signature") or ""))
+    raw = {k: str(v) for k, v in (diagnosis.get("fields") or {}).items()}
     if own:
-        return fill_advice(own, {k: str(v) for k, v in (diagnosis.get("fields") or {}).items()})
-    fields = _Blank({k: str(v) for k, v in (diagnosis.get("fields") or {}).items()})
+        return fill_advice(own, raw) + release_note(raw)
+    fields = _Blank(raw)
     if "library" in fields:
         fields.setdefault("package", library_package_hint(fields["library"]))
         if diagnosis.get("category") == "missing_library":
             fields["library"] = library_base(fields["library"])
     template = NEXT_STEPS.get(str(diagnosis.get("category")), NEXT_STEPS["unknown"])
-    return template.format_map(fields)
+    return template.format_map(fields) + release_note(raw)

@@ -44,11 +44,16 @@ missing fields from the following lines, e.g. CMake's NOTFOUND variable list),
 N following lines, e.g. ``Server does not provide clone.bundle; ignoring``),
 ``host = "rocm"`` (the reading holds only on a ROCm host: a CUDA library missing is a wrong,
 CUDA-flavoured package there, but a load-path problem on a CUDA box; it counts when the build knows
-its host is ROCm, or when the log itself shows ROCm), ``alone = true`` (a guess from circumstance: it
+its host is ROCm, or when the log itself shows ROCm; ``host = "not-rocm"``: the reading holds only
+elsewhere, e.g. a CUDA toolkit header missing, which on a ROCm host is a CUDA-only source built for HIP),
+``alone = true`` (a guess from circumstance: it
 counts only when the log shows no
 other error line that a person would read first),
-``wording`` (which tool's source the wording is taken from, e.g. ``ROCm/clr
-hipamd/src/hip_error.cpp``: signatures match a tool's message family, not one pasted phrasing),
+``if_requested`` (a category: the reading when the captured ``compiler`` is the very compiler the build
+asked for with ``-DCMAKE_<LANG>_COMPILER=``; a cached path the build no longer asks for is stale, a path
+it asks for that does not exist is a missing toolchain), ``wording`` (which tool's source the wording
+is taken from, e.g. ``ROCm/clr hipamd/src/hip_error.cpp``: signatures match a tool's message family,
+not one pasted phrasing),
 ``enabled = false`` (a user file switching a bundled signature off), ``advice``
 (what to do when this signature, not just its category, is the cause: it
 replaces the category's advice; ``{field}`` placeholders take the captures).
@@ -104,6 +109,7 @@ _SIGNATURE_KEYS = {
     "id", "category", "description", "patterns", "exclude", "priority", "fallback", "retryable",
     "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within",
     "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone", "wording", "host",
+    "if_requested",
 }
 _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
 _CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
@@ -149,7 +155,8 @@ class Signature:
     dismiss_within: int = 2
     alone: bool = False
     wording: str = ""  # where the wording comes from: the tool's source that prints it (file / function)
-    host: str = ""     # "rocm": the reading holds only on a ROCm host (known to the build, or shown by the log)
+    host: str = ""     # "rocm" / "not-rocm": the reading holds only on / off a ROCm host (known or shown by the log)
+    if_requested: str = ""  # the category when the captured `compiler` is the one the build asked for (-D...=)
     source: str = ""
 
     def match(self, text: str) -> dict[str, str] | None:
@@ -438,12 +445,21 @@ def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[str, ...]:
     return names
 
 
-HOSTS = ("", "rocm")
+HOSTS = ("", "rocm", "not-rocm")
 
 
 def _host(value: Any, source: str, entry: str | None) -> str:
     if value not in HOSTS:
         raise _error(source, entry, f"'host' must be one of {', '.join(repr(h) for h in HOSTS)}")
+    return str(value)
+
+
+def _if_requested(value: Any, source: str, entry: str | None) -> str:
+    if value == "":
+        return ""
+    if value not in CATEGORIES or value in ("unknown", "stalled"):
+        raise _error(source, entry, f"'if_requested' must be a category, not {value!r}",
+                     todo=f"use one of: {', '.join(c for c in CATEGORIES if c not in ('unknown', 'stalled'))}")
     return str(value)
 
 
@@ -548,6 +564,7 @@ def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signatur
         alone=_bool(table.get("alone", False), source, label, "alone"),
         wording=_one_line(table.get("wording", ""), source, label, "wording"),
         host=_host(table.get("host", ""), source, label),
+        if_requested=_if_requested(table.get("if_requested", ""), source, label),
         source=source,
     )
     return entry_id, sig

@@ -50,9 +50,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
-from rocmbuild.diagnosis.advice import fill_advice
+from rocmbuild.diagnosis.advice import fill_advice, release_note
 from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
 from rocmbuild.diagnosis.patterns import required_literal
+from rocmbuild.host.libraries import rocm_release_of
 from rocmbuild.process.logscan import scan_lines, scan_stream
 from rocmbuild.process.memguard import KILL_STATUSES
 
@@ -63,7 +64,8 @@ GLOBAL_PRIORITY = 90  # resource exhaustion: wins wherever it is
 # Lines the classifier reads besides the catalogue's keywords: ninja's block markers, and error-looking
 # words for the decisive line of an unknown failure.
 MARKER_KEYWORDS: tuple[bytes, ...] = (b"FAILED: ", b"ninja: build stopped", b"fatal", b"Traceback", b"xception",
-                                      b"FATAL", b"rocm", b"ROCm", b"ROCM")  # the last: the log shows a ROCm host
+                                      b"FATAL", b"rocm", b"ROCm", b"ROCM",  # the log shows a ROCm host
+                                      b"_COMPILER=")  # a compiler the configure asks for (if_requested)
 
 _NINJA_STATUS = re.compile(r"^\[\d+/\d+(?:\s[^\]]*)?\]\s")
 # The raw bytes of a line that on_line dismisses as a flagged compiler warning whatever its cleaned text:
@@ -82,6 +84,10 @@ _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
 # What shows a log was made on a ROCm host (for ``host = "rocm"`` readings): a ROCm path or package,
 # a ROCm torch (+rocm6.2), HIP's tools and libraries, an AMD GPU target.
 _ROCM_EVIDENCE = re.compile(r"(?i)rocm|hipcc|\bhip[_/.-]|libamdhip|\bgfx\d{3}|amdgpu|\bhsa[_-]")
+# The compiler a configure line asks CMake for (`-DCMAKE_CXX_COMPILER=/x/cl.exe`, `-DCMAKE_HIP_COMPILER:FILEPATH=..`).
+_REQUESTED_COMPILER = re.compile(r"""-DCMAKE_(?P<language>[A-Z]+)_COMPILER(?::\w+)?=["']?(?P<path>[^"'\s]+)""")
+# The installed ROCm's version as a log shows it (a versioned install root), when the build did not say.
+_ROCM_ROOT_VERSION = re.compile(r"/opt/rocm-(\d+\.\d+(?:\.\d+)?)\b")
 
 # Error-looking lines, for the decisive line of an unknown failure.
 _ERRORISH = re.compile(
@@ -264,6 +270,14 @@ def _tied(winner: _Match, others: Sequence[_Match], promote: bool) -> list[_Matc
             and not (m.line == winner.line and m.sig.priority < winner.sig.priority)]
 
 
+def _same_path(a: str, b: str) -> bool:
+    """The same file, written by Windows, MSYS or POSIX (``/F/x/cl.exe`` is ``F:\\x\\cl.exe``)?"""
+    def canonical(path: str) -> str:
+        path = path.replace("\\", "/").lower()
+        return re.sub(r"^/([a-z])/", r"\1:/", path)
+    return canonical(a) == canonical(b)
+
+
 def _normalise(fields: Mapping[str, str]) -> dict[str, str]:
     out = {}
     for key, value in fields.items():
@@ -280,9 +294,13 @@ class Classifier:
 
     raw_dismiss = _FLAGGED_WARNING_RAW  # candidate lines on_line would dismiss, told by their raw bytes
 
-    def __init__(self, catalogue: Catalogue | None = None, host: str = "") -> None:
-        """``host``: "rocm" when the build runs on a ROCm host (a live build); "" = tell from the log."""
+    def __init__(self, catalogue: Catalogue | None = None, host: str = "", rocm_version: str = "") -> None:
+        """``host``: "rocm" when the build runs on a ROCm host (a live build); "" = tell from the log.
+        ``rocm_version``: the host's installed ROCm ("6.4.1"); "" = the first versioned /opt/rocm-X.Y root
+        the log shows, if any."""
         self.catalogue = catalogue if catalogue is not None else load_catalogue()
+        self.rocm_version = rocm_version
+        self._requested: dict[str, str] = {}     # language -> compiler a configure line asked for
         self.host = host
         self.keywords: tuple[bytes, ...] = tuple(dict.fromkeys((*self.catalogue.keywords, *MARKER_KEYWORDS)))
         self._first: dict[str, _Match] = {}      # first (confirmed preferred) occurrence per signature
@@ -390,6 +408,13 @@ class Classifier:
         self._last = number
         if not self._rocm_seen and _ROCM_EVIDENCE.search(text):
             self._rocm_seen = True
+        if "_COMPILER" in text and "-DCMAKE_" in text:
+            for asked in _REQUESTED_COMPILER.finditer(text):
+                self._requested[asked["language"]] = asked["path"]
+        if not self.rocm_version and "/opt/rocm-" in text:
+            found = _ROCM_ROOT_VERSION.search(text)
+            if found:
+                self.rocm_version = found[1]
         if self._open:
             self._open = [m for m in self._open if self._feed_after(m, number, text)]
         if self._confirming:
@@ -490,7 +515,7 @@ class Classifier:
         # A guess from circumstance ("alone") is no answer once the log shows an error line of its own.
         visible_error = any(tier < 2 for tier in self._plain)
         candidates = [m for m in best.values() if not m.dismissed and not (m.sig.alone and visible_error)
-                      and (not m.sig.host or self._host_shown(m))]
+                      and self._host_fits(m)]
         if not final:
             candidates = [m for m in candidates if not m.weak(False)]
         if not candidates:
@@ -510,20 +535,57 @@ class Classifier:
         runners = tuple(
             RunnerUp(m.sig.id, m.sig.category, m.line, m.text, self._reason(m, winner, promote))
             for m in candidates[1:])
+        fields = self._with_release(_normalise(winner.fields))
+        category = self._requested_reading(winner.sig, fields)
+        own_ladder = category == winner.sig.category
+        info = self.catalogue.category(category)
         return Diagnosis(
-            category=winner.sig.category,
+            category=category,
             signature=winner.sig.id,
             line=winner.line,
             text=winner.text,
-            fields=_normalise(winner.fields),
-            retryable=self.catalogue.retryable(winner.sig),
-            remedies=self.catalogue.remedies(winner.sig),
+            fields=fields,
+            retryable=self.catalogue.retryable(winner.sig) if own_ladder else info.retryable,
+            remedies=self.catalogue.remedies(winner.sig) if own_ladder else info.remedies,
             context=(*winner.before, winner.text, *winner.after),
             runners_up=runners,
             description=winner.sig.description,
-            advice=fill_advice(self.catalogue.advice(winner.sig, winner.sig.category), _normalise(winner.fields)),
+            advice=fill_advice(self.catalogue.advice(winner.sig if own_ladder else None, category), fields)
+            + release_note(fields),
             confidence="medium" if winner.weak(promote) or winner.sig.alone else "high",
         )
+
+    def _requested_reading(self, sig: Signature, fields: dict[str, str]) -> str:
+        """The signature's category, or its ``if_requested`` one when the failing ``compiler`` is the very
+        compiler a configure line in the log asked for (the build wants a compiler that is not there,
+        rather than a cache remembering an old one)."""
+        if not sig.if_requested or "compiler" not in fields:
+            return sig.category
+        asked = self._requested.get(fields.get("language", ""))
+        if asked is not None and _same_path(asked, fields["compiler"]):
+            return sig.if_requested
+        return sig.category
+
+    def _with_release(self, fields: dict[str, str]) -> dict[str, str]:
+        """``fields`` plus the ROCm release the library's name implies and the host's ROCm beside it.
+
+        Set only when the name implies a release (``libamdhip64.so.5``, ``libbitsandbytes_rocm63.so``), so
+        other failures keep their fingerprints; the advice then says when the two releases differ.
+        """
+        release = rocm_release_of(fields.get("library", ""))
+        if release is None:
+            return fields
+        fields = {**fields, "rocm_release": release}
+        if self.rocm_version:
+            fields["host_rocm"] = self.rocm_version
+        return fields
+
+    def _host_fits(self, match: _Match) -> bool:
+        """Does the reading's ``host`` condition hold (``rocm``: a ROCm host; ``not-rocm``: any other)?"""
+        if not match.sig.host:
+            return True
+        shown = self._host_shown(match)
+        return shown if match.sig.host == "rocm" else not shown
 
     def _host_shown(self, match: _Match) -> bool:
         """Does the build's host, or the log (any line read, or the lines before the match), show ROCm?"""
@@ -578,23 +640,24 @@ class Classifier:
 
 
 def classify(lines: Iterable[str] | str | bytes, catalogue: Catalogue | None = None,
-             exit_status: int | None = None, host: str = "") -> Diagnosis:
+             exit_status: int | None = None, host: str = "", rocm_version: str = "") -> Diagnosis:
     """Diagnose a log given as lines (or one string / bytes holding the whole log), through the
     same line scanner as a live build and ``diagnose`` (same lines, numbers and cleaning)."""
 
     if isinstance(lines, bytes | bytearray):
-        return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status, host=host)
+        return classify_stream(io.BytesIO(lines), catalogue=catalogue, exit_status=exit_status, host=host,
+                               rocm_version=rocm_version)
     if isinstance(lines, str):
         lines = lines.split("\n")
-    classifier = Classifier(catalogue, host=host)
+    classifier = Classifier(catalogue, host=host, rocm_version=rocm_version)
     scan_lines(lines, classifier)
     return classifier.finish(exit_status)
 
 
 def classify_stream(stream: BinaryIO, catalogue: Catalogue | None = None,
-                    exit_status: int | None = None, host: str = "") -> Diagnosis:
+                    exit_status: int | None = None, host: str = "", rocm_version: str = "") -> Diagnosis:
     """Diagnose a (possibly huge) binary log stream in bounded memory, chunk by chunk."""
 
-    classifier = Classifier(catalogue, host=host)
+    classifier = Classifier(catalogue, host=host, rocm_version=rocm_version)
     scan_stream(stream, classifier)
     return classifier.finish(exit_status)

@@ -35,6 +35,40 @@ _LIBRARY_PACKAGES: dict[str, str] = {
 }
 
 
+# Sonames whose major number moves with the ROCm release (the library's major bump came with it):
+# libamdhip64 / libhiprtc carry ROCm's own major (.so.5 = ROCm 5.x, .so.6 = 6.x, .so.7 = 7.x);
+# rocBLAS 4 and hipBLAS 2 came with ROCm 6.0, rocBLAS 5 and hipBLAS 3 with ROCm 7.0.
+_SONAME_RELEASES: dict[str, dict[str, str]] = {
+    "amdhip64": {"4": "4", "5": "5", "6": "6", "7": "7"},
+    "hiprtc": {"5": "5", "6": "6", "7": "7"},
+    "rocblas": {"4": "6", "5": "7"},
+    "hipblas": {"2": "6", "3": "7"},
+}
+_SONAME = re.compile(r"(?:^|/)lib(?P<base>[\w+-]+?)\.so\.(?P<major>\d+)\b")
+# A file named for the ROCm release it was built for: bitsandbytes' libbitsandbytes_rocm63.so, rocm6.2 wheels.
+_TAGGED = re.compile(r"(?i)(?:_|\+|\b)(?:rocm|hip)(?P<major>[1-9])\.?(?P<minor>\d)(?!\d)")
+
+
+def rocm_release_of(library: str) -> str | None:
+    """The ROCm release a library's file name implies ("6", "6.3"), or None when the name does not say.
+
+    ``libamdhip64.so.5`` -> "5"; ``librocblas.so.4`` -> "6"; ``libbitsandbytes_rocm63.so`` -> "6.3".
+    """
+    soname = _SONAME.search(library)
+    if soname:
+        release = _SONAME_RELEASES.get(soname["base"], {}).get(soname["major"])
+        if release:
+            return release
+    tagged = _TAGGED.search(library.rsplit("/", 1)[-1])
+    return f"{tagged['major']}.{tagged['minor']}" if tagged else None
+
+
+def same_release(named: str, installed: str) -> bool:
+    """Does ``installed`` ("6.4.1") belong to the release ``named`` ("6" or "6.4")?"""
+    want = named.split(".")
+    return installed.split(".")[:len(want)] == want
+
+
 def library_base(name: str) -> str:
     """``libhipblas.so.3`` / ``hipblas`` / ``-lhipblas`` -> ``hipblas``."""
     name = name.strip().removeprefix("-l")

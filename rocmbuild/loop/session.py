@@ -344,7 +344,8 @@ class BuildSession:
         if ctx.cache is not None:
             ctx.cache.zero(plan.env)
         # A build that found its ROCm runs on a ROCm host: readings that hold only there need no proof in the log.
-        classifier = Classifier(ctx.catalogue, host="rocm" if plan.rocm is not None else "")
+        classifier = Classifier(ctx.catalogue, host="rocm" if plan.rocm is not None else "",
+                                rocm_version=plan.rocm_version or "")
         watcher = Watcher(classifier)
         self._verdict = None
         memory = attempt_guard(ctx.limits.memory_reserve, self.rec, number)

@@ -40,7 +40,7 @@ _PREFIXES = re.compile(
       | \s*\[?\d\d:\d\d:\d\d(?:[.,]\d+)?\]?\s+                                      # 12:34:56 / [12:34:56.789]
       | \s*\#\#\[(?:error|warning|group|endgroup|notice|debug|section|command)\]     # GitHub Actions markers
       | \s*::(?:error|warning|notice|debug|group|endgroup)(?:\s[^:]*)?::              # workflow commands
-      | \#\d+\s+\d+(?:\.\d+)?(?:\s|$)                                                # BuildKit "#8 245.6 "
+      | \s*\#\d+\s+\d+(?:\.\d+)?(?:\s|$)                                             # BuildKit "#8 245.6 "
       | [\w.-]+-\d+\s+\|\s                                                           # docker compose "vllm-1  | "
       | \[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s # TheRock "[hipBLASLt build] "
       | \[[a-z][\w.+-]*\]\s+(?=\#\d+\s0x[0-9a-fA-F]{6})                            # TheRock "[rocprim]  #0 0x..." frame
