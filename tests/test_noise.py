@@ -47,7 +47,7 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         ("", ""),
         (f"3: {LD}", LD),  # ctest test-number prefix
         (f" 8441   {LD}", LD),  # spack's column of log line numbers
-        ("  404  Not Found [IP: 13.82.220.49 80]", "404  Not Found [IP: 13.82.220.49 80]"),  # apt's status, not a column
+        ("  404  Not Found [IP: 13.82.220.49 80]", "404  Not Found [IP: 13.82.220.49 80]"),  # apt status
         ("327.4  #7 0x00005ddc05095c19 clang::Parser::ParseX() (/opt/rocm/lib/llvm/bin/clang-20+0x4a8bc19)",
          "#7 0x00005ddc05095c19 clang::Parser::ParseX() (/opt/rocm/lib/llvm/bin/clang-20+0x4a8bc19)"),  # bare seconds
         ("[#7](https://github.com/x/y/issues/7) 0x0000000001859942 (/opt/rocm/llvm/bin/llc+0x1859942)",

@@ -47,7 +47,7 @@ _PREFIXES = re.compile(
       | \s*>\s?                                                                      # markdown quote
       | \s*[×│╰╭├┃║╠╚]+(?:[─━]*[>▶])?\s*                                               # pip / uv error boxes
       | \d{1,3}:\s(?=\S)                                                              # ctest "3: "
-      | \s*\d{1,6}\s{1,4}(?=[^\s\d|:.,%])(?!(?:Not\ Found|Forbidden|Gone)\b)            # spack " 8441   " column (not apt's "  404  Not Found")
+      | \s*\d{1,6}\s{1,4}(?=[^\s\d|:.,%])(?!(?:Not\ Found|Forbidden|Gone)\b)  # spack column, not apt's "404  Not Found"
       | \d{1,6}\.\d{1,3}\s+(?=\S)                                                      # bare "327.4  " seconds
       | \s*(?:```+\w*|`|\*\*)\s*                                                       # markdown fence, backtick, bold
     )""",
