@@ -326,6 +326,7 @@ def recipes_cmd(as_json: bool) -> None:
 def report(run_dir: str, as_json: bool, diff_with: str | None, as_html: bool, output: str | None) -> None:
     """Render a past run (RUN_DIR, or `latest`); --diff: against the last good run (after RUN_DIR)."""
     from rocmbuild.records.recorder import find_run_dir, load_run
+    from rocmbuild.records.recordfile import as_str
     from rocmbuild.records.report import render_summary
 
     path = find_run_dir(run_dir)
@@ -348,7 +349,7 @@ def report(run_dir: str, as_json: bool, diff_with: str | None, as_html: bool, ou
         if summary.get("outcome") == "running":  # a detached or killed run: where it is
             from rocmbuild.process.progress import live_state, render_live
 
-            click.echo(render_live(path, live_state(path, summary, events)), nl=False)
+            click.echo(render_live(path, live_state(path, as_str(summary.get("started")), events)), nl=False)
     raise SystemExit(0)
 
 

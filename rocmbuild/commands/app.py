@@ -24,7 +24,7 @@ from typing import Any
 
 import filelock
 
-from rocmbuild import __version__, paths
+from rocmbuild import paths
 from rocmbuild.checks.checklist import find_hipcc, plan_checks, render_checks, toolchain_checks, wheel_step_check
 from rocmbuild.commands import schedjob
 from rocmbuild.commands.resumestate import save_resume_state
@@ -57,8 +57,10 @@ from rocmbuild.provisioning.torchpin import keep_torch
 from rocmbuild.provisioning.wheels import check_wheel_dir
 from rocmbuild.records import detach
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
+from rocmbuild.records.journal import CheckEntry, Containment, Rocm
 from rocmbuild.records.notify import notify_console, run_notify
-from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
+from rocmbuild.records.recorder import RunRecorder, new_run_dir
+from rocmbuild.records.recordfile import read_events
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.records.report import render_summary
 from rocmbuild.records.runfacts import FactsJob, start_facts
@@ -279,7 +281,7 @@ def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequenc
               context=[f"[{c.status}] {c.name}: {c.detail}" for c in failed])
     rec.add_attempt(AttemptRecord(number=1, started=iso_seconds(datetime.now(UTC)), duration_s=0.0, ended="exited",
                                   exit_code=None, log=log.name, env=plan.env_set, diagnosis=diagnosis,
-                                  step="preflight", kind="preflight"))
+                                  step="preflight", kind="preflight", todo=todo))
 
 
 def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str], streams: Streams,
@@ -342,9 +344,8 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         except OSError as exc:
             raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
                              todo="free space there or make it writable, or pass --run-dir DIR") from None
-        _start_record(rec)
         if provided:  # what --requires-from installed for this recipe before its run
-            rec.extra["requires_from"] = list(provided)
+            rec.journal = replace(rec.journal, requires_from=tuple(provided))
         plan = keep_torch(plan, run_dir, ctx.services.run)  # pip in prepare/remedies cannot replace torch
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
@@ -357,10 +358,10 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
             _wait_for_facts(facts, rec)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
-            _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
-                        else resume_command(run_dir) if outcome == Outcome.INTERRUPTED
-                        else "see the crash log named on the console and report it")
-            rec.write_summary(outcome, code)
+            rec.end(outcome, code, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
+                    else resume_command(run_dir) if outcome == Outcome.INTERRUPTED
+                    else "see the crash log named on the console and report it")
+            rec.write_summary()
             raise
         finally:
             rec.close()
@@ -404,10 +405,8 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
 
     streams, cache = ctx.streams, ctx.cache
     base_plan = base_plan or plan
-    rec.extra["rocm"] = {"root": plan.rocm_root, "version": plan.rocm_version}
     job = schedjob.job_identity(os.environ)  # a batch scheduler's job (Slurm): which one, which restart
-    if job:
-        rec.extra["job"] = job
+    rec.journal = replace(rec.journal, rocm=Rocm(plan.rocm_root, plan.rocm_version), job=job or None)
     rec.event("run.started", **job, recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
@@ -459,7 +458,7 @@ def _record_containment(rec: RunRecorder, streams: Streams) -> None:
     """How this run's steps are contained, in summary.json's ``containment``; said on the console when
     it is not a cgroup (without one a daemon is found through the subreaper and the step's sessions)."""
     how = containment.mode()
-    rec.extra["containment"] = {"kind": how.kind, "cgroup": how.kind == "cgroup", "detail": how.detail}
+    rec.journal = replace(rec.journal, containment=Containment(how.kind, how.detail))
     rec.event("containment", kind=how.kind, detail=how.detail)
     if how.kind != "cgroup":
         streams.err.write(f"rocmbuild: warning: containment is off (no cgroup): {how.detail}\n")
@@ -469,7 +468,7 @@ def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
                   rec: RunRecorder) -> tuple[Outcome, str] | None:
     """The checks before the first attempt, recorded; how the run stops when they stop it, else None."""
     checks = _preflight(plan, options, ctx.services)
-    rec.extra["preflight"] = checks_json(checks)
+    rec.journal = replace(rec.journal, preflight=tuple(CheckEntry.of(c) for c in checks))
     for check in checks:
         rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
     if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
@@ -491,39 +490,21 @@ def fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
     return stop
 
 
-def _start_record(rec: RunRecorder) -> None:
-    """The run-level keys of summary.json (docs/reference-records.md), present from the first write."""
-    rec.extra.update(todo=None, stop_reason=None, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
-                     finished=None, duration_s=None, rocmbuild_version=__version__, preflight=[])
-
-
-def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> None:
-    finished = datetime.now(UTC)
-    started = rec.extra.get("started")
-    duration = (finished - datetime.fromisoformat(started)).total_seconds() if isinstance(started, str) else None
-    rec.extra.update(todo=todo, stop_reason=reason, finished=finished.isoformat(timespec="milliseconds"),
-                     duration_s=round(duration, 3) if duration is not None else None)
-
-
 def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
             streams: Streams, facts: Sequence[FactsJob] = ()) -> tuple[Outcome, int]:
     _wait_for_facts(facts, rec)
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None
-    diagnosis = last.get("diagnosis") if last else None
-    diagnosed_todo = None
-    if last is not None and diagnosis:
-        _, events = load_run(rec.run_dir)
-        diagnosed_todo = next((e.get("todo") for e in reversed(events) if e.get("event") == "failure.diagnosed"
-                               and e.get("attempt") == last.get("number")), None)
-    wheels = rec.extra.get("wheels")
-    known = wheels.get("todo") if isinstance(wheels, dict) and outcome != Outcome.SUCCEEDED else None
+    diagnosis = last.diagnosis if last else None
+    wheels = rec.journal.wheels
+    known = wheels.todo if wheels is not None and outcome != Outcome.SUCCEEDED else None
     # An interrupt is not a failure: what it leaves to do is the exact command that continues the run.
-    _end_record(rec, outcome, reason, resume_command(rec.run_dir) if outcome == Outcome.INTERRUPTED
-                else outcome_todo(outcome, diagnosis, diagnosed_todo, reason, known))
-    summary = rec.write_summary(outcome, exit_code)
-    _, events = load_run(rec.run_dir)
+    rec.end(outcome, exit_code, reason, resume_command(rec.run_dir) if outcome == Outcome.INTERRUPTED
+            else outcome_todo(outcome, diagnosis, last.todo if last is not None and diagnosis else None, reason,
+                              known))
+    summary = rec.write_summary()
+    events = read_events(rec.run_dir / "events.jsonl")  # for the rendering only (context lines, the reason)
 
     streams.err.write(render_summary(summary, events))
     streams.err.flush()

@@ -21,6 +21,7 @@ from typing import Any
 from rocmbuild.errors import UsageError
 from rocmbuild.records.history import load_summaries, run_dirs
 from rocmbuild.records.recorder import load_run
+from rocmbuild.records.recordfile import as_objects
 from rocmbuild.records.runfacts import load_facts
 
 MAX_NEW_LINES = 30
@@ -123,11 +124,11 @@ def diff_runs(this_dir: Path, other_dir: Path) -> RunDiff:
     if "rocm.version" not in their_facts and isinstance(theirs.get("rocm"), Mapping):
         their_facts.update(_flatten({"rocm": theirs["rocm"]}))
     lines = failing_log = good_log = None
-    attempts = [a for a in mine.get("attempts") or [] if isinstance(a, Mapping)]
+    attempts = as_objects(mine.get("attempts"))
     last = attempts[-1] if attempts else None
     diagnosis = last.get("diagnosis") if last else None
     if last is not None and isinstance(diagnosis, Mapping) and diagnosis.get("category") == "unknown":
-        good = [a for a in theirs.get("attempts") or [] if isinstance(a, Mapping) and not a.get("diagnosis")]
+        good = [a for a in as_objects(theirs.get("attempts")) if not a.get("diagnosis")]
         if good:
             failing_log, good_log = str(this_dir / str(last.get("log"))), str(other_dir / str(good[-1].get("log")))
             lines = new_lines(_read_lines(Path(failing_log)), _read_lines(Path(good_log)))
