@@ -22,6 +22,7 @@ from pathlib import Path
 from types import UnionType
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
 
+from rocmbuild.diagnosis.catalogue import category_or_unknown, known_remedies
 from rocmbuild.errors import LockHeldError, UsageError
 from rocmbuild.host.arch import Targets
 from rocmbuild.loop.ladder import FailedAttempt
@@ -112,10 +113,10 @@ def ladder_history(attempts: Sequence[AttemptRecord], events: Sequence[JSONObjec
         event = diagnosed.get(attempt.number, {})
         history.append(FailedAttempt(
             number=attempt.number or len(history) + 1, ended=attempt.ended,
-            category=str(diagnosis.get("category")),
+            category=category_or_unknown(diagnosis.get("category")),
             fingerprint=str(event.get("fingerprint") or f"{diagnosis.get('signature')}:{diagnosis.get('text')}"),
             retryable=bool(diagnosis.get("retryable", True)),
-            ladder=tuple(str(r) for r in as_list(event.get("remedies"))), remedies=attempt.remedies))
+            ladder=known_remedies(as_list(event.get("remedies"))), remedies=attempt.remedies))
     return history
 
 
@@ -173,8 +174,8 @@ def killed_attempt(attempts: Sequence[AttemptRecord], events: Sequence[JSONObjec
     diagnosed = next((e for e in events if e.get("event") == "failure.diagnosed" and e.get("attempt") == number),
                      None)
     if finished is not None and diagnosed is not None:
-        remedies = tuple(str(e.get("remedy")) for e in events[at[id(diagnosed)]:]
-                         if e.get("event") == "plan.changed" and e.get("remedy"))
+        remedies = known_remedies(e.get("remedy") for e in events[at[id(diagnosed)]:]
+                                  if e.get("event") == "plan.changed")
         diagnosis = {k: diagnosed.get(k) for k in ("category", "signature", "line", "text", "fields", "retryable")}
         code = finished.get("exit_code")
         try:

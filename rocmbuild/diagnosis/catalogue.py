@@ -62,42 +62,56 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 from rocmbuild import paths
 from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
 from rocmbuild.errors import CatalogueError
 from rocmbuild.host.trust import check_trusted
 
-CATEGORIES = (
-    "missing_library",
-    "missing_runtime_library",
-    "arch_mismatch",
-    "unsupported_arch",
-    "compiler_crash",
-    "out_of_memory",
-    "stale_build",
-    "abi_mismatch",
-    "toolchain_missing",
-    "missing_python_dependency",
-    "network",
-    "disk_full",
-    "stalled",
-    "unknown",
-)
-REMEDY_NAMES = (
-    "add_library_paths",
-    "clean_build",
-    "uninstall_packages",
-    "lower_optimization",
-    "reduce_jobs",
-    "wait_and_retry",
-    "set_cmake_policy_minimum",
-    "sync_submodules",
-    "narrow_archs",
-    "refetch_download",
+# The closed sets of docs/reference-categories.md: a category and a remedy are these strings, checked by
+# mypy where they are written and by the loader where a catalogue names them.
+Category = Literal[
+    "missing_library", "missing_runtime_library", "arch_mismatch", "unsupported_arch", "compiler_crash",
+    "out_of_memory", "stale_build", "abi_mismatch", "toolchain_missing", "missing_python_dependency",
+    "network", "disk_full", "stalled", "unknown",
+]
+RemedyName = Literal[
+    "add_library_paths", "clean_build", "uninstall_packages", "lower_optimization", "reduce_jobs",
+    "wait_and_retry", "set_cmake_policy_minimum", "sync_submodules", "narrow_archs", "refetch_download",
     "install_build_requirements",
-)
+]
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+REMEDY_NAMES: tuple[RemedyName, ...] = get_args(RemedyName)
+
+
+def category_name(value: str) -> Category:
+    """``value`` as a ``Category`` (``ValueError`` for a name outside the closed set)."""
+    for name in CATEGORIES:
+        if value == name:
+            return name
+    raise ValueError(f"unknown category {value!r}")
+
+
+def known_remedies(values: Iterable[object]) -> tuple[RemedyName, ...]:
+    """The names in ``values`` that are remedies, in order (a record from elsewhere may hold others)."""
+    return tuple(name for value in values for name in REMEDY_NAMES if value == name)
+
+
+def category_or_unknown(value: object) -> Category:
+    """A recorded category as a ``Category``; a name outside the closed set reads as ``unknown``."""
+    return next((name for name in CATEGORIES if value == name), "unknown")
+
+
+def remedy_names(values: Iterable[str]) -> tuple[RemedyName, ...]:
+    """``values`` as ``RemedyName``s (``ValueError`` for a name outside the closed set)."""
+    found: list[RemedyName] = []
+    for value in values:
+        name = next((n for n in REMEDY_NAMES if n == value), None)
+        if name is None:
+            raise ValueError(f"unknown remedy {value!r}")
+        found.append(name)
+    return tuple(found)
 BUNDLED_NAME = "signatures.toml"
 
 _SIGNATURE_KEYS = {
@@ -115,12 +129,12 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 class CategoryInfo:
     """Per-category defaults: is it worth retrying, and the ladder of remedies."""
 
-    name: str
+    name: Category
     retryable: bool
-    remedies: tuple[str, ...]
+    remedies: tuple[RemedyName, ...]
     advice: str = ""
     decisive: bool = False  # seen once = the build stops at once, even without --fail-fast
-    generic: tuple[str, ...] = ()  # ``unknown`` only: the generic ladder --escalate-unknown uses
+    generic: tuple[RemedyName, ...] = ()  # ``unknown`` only: the generic ladder --escalate-unknown uses
 
 
 @dataclass(frozen=True)
@@ -128,7 +142,7 @@ class Signature:
     """One failure signature: how a line looks when this failure happened."""
 
     id: str
-    category: str
+    category: Category
     description: str
     patterns: tuple[Searchable, ...]
     keywords: tuple[str, ...]
@@ -136,7 +150,7 @@ class Signature:
     priority: int = 50
     fallback: bool = False
     retryable: bool | None = None          # None: the category's
-    remedies: tuple[str, ...] | None = None  # None: the category's
+    remedies: tuple[RemedyName, ...] | None = None  # None: the category's
     references: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     near_misses: tuple[str, ...] = ()
@@ -328,16 +342,16 @@ class Catalogue:
                 return sig
         raise KeyError(signature_id)
 
-    def category(self, name: str) -> CategoryInfo:
+    def category(self, name: Category) -> CategoryInfo:
         return self.categories.get(name) or CategoryInfo(name, retryable=False, remedies=())
 
     def retryable(self, sig: Signature) -> bool:
         return sig.retryable if sig.retryable is not None else self.category(sig.category).retryable
 
-    def remedies(self, sig: Signature) -> tuple[str, ...]:
+    def remedies(self, sig: Signature) -> tuple[RemedyName, ...]:
         return sig.remedies if sig.remedies is not None else self.category(sig.category).remedies
 
-    def advice(self, sig: Signature | None, category: str) -> str:
+    def advice(self, sig: Signature | None, category: Category) -> str:
         """What to do about a failure: the signature's own advice, else its category's."""
         if sig is not None and sig.advice:
             return sig.advice
@@ -365,11 +379,11 @@ class Catalogue:
         """Categories that stop the build the moment they are seen (besides every non-retryable one)."""
         return frozenset(name for name, info in self.categories.items() if info.decisive)
 
-    def generic_ladder(self) -> tuple[str, ...]:
+    def generic_ladder(self) -> tuple[RemedyName, ...]:
         """The ladder --escalate-unknown applies to unrecognised failures."""
         return self.category("unknown").generic
 
-    def stall_ladder(self) -> tuple[str, ...]:
+    def stall_ladder(self) -> tuple[RemedyName, ...]:
         """What a stall (no output for the stall timeout) gets: the ``stalled`` category's remedies."""
         return self.category("stalled").remedies
 
@@ -430,12 +444,12 @@ def _one_line(value: Any, source: str, entry: str | None, key: str) -> str:
     return " ".join(value.split())
 
 
-def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[str, ...]:
+def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[RemedyName, ...]:
     names = _strings(value, source, entry, "remedies")
     for name in names:
         if name not in REMEDY_NAMES:
             raise _error(source, entry, f"unknown remedy '{name}'", todo=f"use one of: {', '.join(REMEDY_NAMES)}")
-    return names
+    return remedy_names(names)
 
 
 HOSTS = ("", "rocm")

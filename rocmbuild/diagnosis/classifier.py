@@ -51,7 +51,7 @@ from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from rocmbuild.diagnosis.advice import fill_advice
-from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
+from rocmbuild.diagnosis.catalogue import Catalogue, Category, RemedyName, Signature, load_catalogue
 from rocmbuild.diagnosis.patterns import required_literal
 from rocmbuild.process.logscan import scan_lines, scan_stream
 from rocmbuild.process.memguard import KILL_STATUSES
@@ -126,7 +126,7 @@ class RunnerUp:
     """Another signature that matched, and why it lost."""
 
     signature: str
-    category: str
+    category: Category
     line: int | None
     text: str | None
     reason: str
@@ -144,13 +144,13 @@ class RunnerUp:
 class Diagnosis:
     """What failed, where, and what the ladder may try (``unknown`` when nothing matched)."""
 
-    category: str
+    category: Category
     signature: str | None = None
     line: int | None = None
     text: str | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
     retryable: bool = False
-    remedies: tuple[str, ...] = ()
+    remedies: tuple[RemedyName, ...] = ()
     context: tuple[str, ...] = ()
     runners_up: tuple[RunnerUp, ...] = ()
     description: str = ""
@@ -164,9 +164,9 @@ class Diagnosis:
     memory: Any = field(default=None, compare=False)
 
     @classmethod
-    def simple(cls, category: str, signature: str | None = None, *, text: str | None = None,
+    def simple(cls, category: Category, signature: str | None = None, *, text: str | None = None,
                line: int | None = None, fields: Mapping[str, str] | None = None, retryable: bool = False,
-               remedies: Iterable[str] = (), context: Iterable[str] = (), description: str = "",
+               remedies: Iterable[RemedyName] = (), context: Iterable[str] = (), description: str = "",
                advice: str = "") -> Diagnosis:
         """A diagnosis made outside the log (stall, preflight, artifact verification)."""
         return cls(category=category, signature=signature, line=line, text=text, fields=dict(fields or {}),

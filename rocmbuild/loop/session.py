@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmbuild.checks.checklist import after_prepare_command
+from rocmbuild.diagnosis.catalogue import RemedyName
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
 from rocmbuild.loop import effects
@@ -217,7 +218,7 @@ class BuildSession:
         # The ladder's modules are imported at the first failure: a build that succeeds never needs them.
 
         state.history.append(FailedAttempt(
-            number=number, ended=outcome.ended, category=diagnosis.category,
+            number=number, ended=attempt_end(outcome.ended), category=diagnosis.category,
             fingerprint=diagnosis.fingerprint(), retryable=diagnosis.retryable, ladder=diagnosis.remedies,
             category_retryable=self.ctx.catalogue.category(diagnosis.category).retryable,
             compiled=compiled_anything(outcome.step.name if outcome.step else None,
@@ -480,7 +481,7 @@ class BuildSession:
         self.rec.write_repro(cwd=cwd, env_set=plan.env_set, command=step.command, step=step.name, attempt=number)
 
     @staticmethod
-    def _attempt_record(result: AttemptResult, remedies: tuple[str, ...]) -> AttemptRecord:
+    def _attempt_record(result: AttemptResult, remedies: tuple[RemedyName, ...]) -> AttemptRecord:
 
         outcome, diagnosis = result.outcome, result.diagnosis
         summary = diagnosis.summary_json() if diagnosis is not None else None

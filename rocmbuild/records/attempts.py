@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+from rocmbuild.diagnosis.catalogue import RemedyName, remedy_names
 from rocmbuild.records.recordfile import (
     JSONValue,
     ShapeError,
@@ -42,6 +43,13 @@ def attempt_end(value: str) -> AttemptEnd:
         if value == end:
             return end
     raise ShapeError(f"ended is {value!r}")
+
+
+def _remedies(names: list[str], where: str) -> tuple[RemedyName, ...]:
+    try:
+        return remedy_names(names)
+    except ValueError as exc:
+        raise ShapeError(f"{where}remedies: {exc}") from None
 
 
 def step_name(value: str | None) -> StepName | None:
@@ -76,7 +84,7 @@ class AttemptRecord:
     log: str
     env: Mapping[str, str]
     diagnosis: Mapping[str, object] | None  # the Diagnosis' summary_json(); None: succeeded (or killed)
-    remedies: tuple[str, ...] = ()  # applied after this attempt, before the next
+    remedies: tuple[RemedyName, ...] = ()  # applied after this attempt, before the next
     step: StepName | None = None
     kind: EntryKind = "attempt"
     ran: RunFacts | None = None
@@ -138,7 +146,7 @@ class AttemptRecord:
             log=opt_str(data.get("log"), where + "log") or f"attempt-{index}.log",
             env=str_map(data.get("env"), where + "env"),
             diagnosis=opt_object(data.get("diagnosis"), where + "diagnosis"),
-            remedies=tuple(str_list(data.get("remedies"), where + "remedies")),
+            remedies=_remedies(str_list(data.get("remedies"), where + "remedies"), where),
             step=step, kind="killed" if killed else "preflight" if step == "preflight" else "attempt", ran=ran,
             cache=opt_object(data.get("cache"), where + "cache"),
             memory=opt_object(data.get("memory"), where + "memory"),
