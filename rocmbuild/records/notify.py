@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from rocmbuild.process.contained import run_contained
 from rocmbuild.records.htmlreport import write_report
@@ -70,7 +70,7 @@ def notification_urls(value: str) -> list[str] | None:
     return tokens if tokens and all(_URL.match(t) for t in tokens) else None
 
 
-def notify_env(environ: Mapping[str, str], summary: Mapping[str, Any], run_dir: Path,
+def notify_env(environ: Mapping[str, str], summary: Mapping[str, object], run_dir: Path,
                report: Path | None = None) -> dict[str, str]:
     """The command's environment: the caller's plus the ROCMBUILD_ variables of the contract."""
     env = dict(environ)
@@ -82,7 +82,7 @@ def notify_env(environ: Mapping[str, str], summary: Mapping[str, Any], run_dir: 
     return env
 
 
-def _read_summary(run_dir: Path) -> tuple[str, dict[str, Any]]:
+def _read_summary(run_dir: Path) -> tuple[str, dict[str, object]]:
     try:
         with (run_dir / "summary.json").open("rb") as handle:
             raw = handle.read(MAX_SUMMARY_BYTES + 1)

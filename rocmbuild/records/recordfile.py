@@ -209,25 +209,34 @@ def read_summary(run_dir: Path) -> JSONObject:
 
 # -- what a renderer takes from a value it shows (anything else counts as absent) ----------------------
 
-def as_list(value: JSONValue) -> list[JSONValue]:
-    return value if isinstance(value, list) else []
+def as_list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else []
 
 
-def as_object(value: JSONValue) -> JSONObject:
+def as_object(value: object) -> Mapping[str, object]:
     return value if isinstance(value, dict) else {}
 
 
-def as_objects(value: JSONValue) -> list[JSONObject]:
+def as_objects(value: object) -> list[Mapping[str, object]]:
     """The objects of a list (an entry of another kind is passed over)."""
     return [item for item in as_list(value) if isinstance(item, dict)]
 
 
-def as_str(value: JSONValue) -> str | None:
+def as_strs(value: object) -> list[str]:
+    """The strings of a list (an entry of another kind is passed over)."""
+    return [item for item in as_list(value) if isinstance(item, str)]
+
+
+def as_str(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def as_number(value: JSONValue) -> float | None:
-    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
+def as_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def as_number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 # -- narrowing a parsed value to what a reader uses (``ShapeError`` naming ``where`` otherwise) ----------

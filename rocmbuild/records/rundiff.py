@@ -21,7 +21,7 @@ from typing import Any
 from rocmbuild.errors import UsageError
 from rocmbuild.records.history import load_summaries, run_dirs
 from rocmbuild.records.recorder import load_run
-from rocmbuild.records.recordfile import as_objects
+from rocmbuild.records.recordfile import as_object, as_objects
 from rocmbuild.records.runfacts import load_facts
 
 MAX_NEW_LINES = 30
@@ -58,16 +58,16 @@ def new_lines(failing: Iterable[str], good: Iterable[str], limit: int = MAX_NEW_
     return found[-limit:]
 
 
-def changed(mine: Mapping[str, Any], theirs: Mapping[str, Any], ignore: frozenset[str] = frozenset()
+def changed(mine: Mapping[str, object], theirs: Mapping[str, object], ignore: frozenset[str] = frozenset()
             ) -> dict[str, tuple[Any, Any]]:
     """key -> (this run, other run) for every key whose value differs (pure)."""
     return {k: (mine.get(k), theirs.get(k)) for k in sorted(set(mine) | set(theirs))
             if k not in ignore and mine.get(k) != theirs.get(k)}
 
 
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+def _flatten(value: object, prefix: str = "") -> dict[str, object]:
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for key, item in value.items():
             out.update(_flatten(item, f"{prefix}{key}."))
         return out
@@ -85,8 +85,8 @@ class RunDiff:
     failing_log: str | None
     good_log: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        def pairs(d: Mapping[str, tuple[Any, Any]]) -> dict[str, dict[str, Any]]:
+    def to_json(self) -> dict[str, object]:
+        def pairs(d: Mapping[str, tuple[Any, Any]]) -> dict[str, dict[str, object]]:
             return {k: {"this": a, "other": b} for k, (a, b) in d.items()}
 
         return {"this": self.this, "other": self.other, "env": pairs(self.env), "facts": pairs(self.facts),
@@ -94,15 +94,15 @@ class RunDiff:
                 "failing_log": self.failing_log, "good_log": self.good_log}
 
 
-def _options(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _options(events: Sequence[Mapping[str, object]]) -> dict[str, object]:
     started = next((e for e in events if e.get("event") == "run.started"), {})
     options = started.get("options")
     return dict(options) if isinstance(options, Mapping) else {}
 
 
-def _last_env(summary: Mapping[str, Any]) -> dict[str, Any]:
-    attempts = [a for a in summary.get("attempts") or [] if isinstance(a, Mapping)]
-    return dict(attempts[-1].get("env") or {}) if attempts else {}
+def _last_env(summary: Mapping[str, object]) -> dict[str, object]:
+    attempts = as_objects(summary.get("attempts"))
+    return dict(as_object(attempts[-1].get("env"))) if attempts else {}
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -138,7 +138,7 @@ def diff_runs(this_dir: Path, other_dir: Path) -> RunDiff:
                    lines, failing_log, good_log)
 
 
-def last_good_run(this_dir: Path, summary: Mapping[str, Any]) -> Path:
+def last_good_run(this_dir: Path, summary: Mapping[str, object]) -> Path:
     """The newest successful run of the same recipe that started before this one."""
 
     started = str(summary.get("started") or "")
