@@ -12,7 +12,6 @@ import os
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from rocmbuild.commands import app
 from rocmbuild.commands.app import run_preflight
@@ -40,9 +39,11 @@ from rocmbuild.provisioning import fingerprint, provision, treehash
 from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, load_journal
 from rocmbuild.records.recordfile import as_object
+from rocmbuild.services import Services, Streams
 
 
-def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, services: Any = None) -> int:
+def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Streams, services: Services | None = None
+               ) -> int:
     """``rocmbuild resume RUN_DIR``: the workflow of app.build, entered with the recorded state."""
     services = services or app.DEFAULT_SERVICES
     run_dir = Path(run_dir_arg).expanduser()
@@ -78,7 +79,7 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
     # --budget is the run's, not each session's: what the sessions before this one ran is spent.
     budget_left = max(0.0, options.budget_s - time_spent(events)) if options.budget_s else None
     with app.source_locked(base_plan.source):
-        plan, cache = app._cache_for(base_plan, options, services)
+        plan, cache = app.cache_for(base_plan, options, services)
         plan = restored_plan(plan, last_plan_state(events))
         rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
                           resumed=replace(summary, attempts=tuple(attempts)),
@@ -121,7 +122,7 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
                                                               streams, reason, before=before, stop=stop,
                                                               bounds=bounds)
                 # Inside the flag: a second signal (a job script forwarding the scheduler's) cannot cut it.
-                _, code = app._finish(rec, outcome, reason, options, streams)
+                _, code = app.finish_run(rec, outcome, reason, options, streams)
         except KeyboardInterrupt:
             rec.event("run.finished", outcome=Outcome.INTERRUPTED, exit_code=int(ExitCode.INTERRUPTED),
                       reason="interrupted")

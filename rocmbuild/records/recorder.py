@@ -115,7 +115,7 @@ class RunRecorder:
         fd = os.open(self.run_dir / "events.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
                      PRIVATE_FILE)
         self._events_file = os.fdopen(fd, "a", encoding="utf-8")
-        self._log = json_logger(self._events_file).info
+        self._log = json_logger(self._events_file)
         # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
         write_private(self.run_dir / "summary.json", json.dumps(redact(self.journal.to_json(), self.secrets)) + "\n")
 

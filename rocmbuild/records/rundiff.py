@@ -16,7 +16,6 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rocmbuild.errors import UsageError
 from rocmbuild.records.history import load_summaries, run_dirs
@@ -59,7 +58,7 @@ def new_lines(failing: Iterable[str], good: Iterable[str], limit: int = MAX_NEW_
 
 
 def changed(mine: Mapping[str, object], theirs: Mapping[str, object], ignore: frozenset[str] = frozenset()
-            ) -> dict[str, tuple[Any, Any]]:
+            ) -> dict[str, tuple[object, object]]:
     """key -> (this run, other run) for every key whose value differs (pure)."""
     return {k: (mine.get(k), theirs.get(k)) for k in sorted(set(mine) | set(theirs))
             if k not in ignore and mine.get(k) != theirs.get(k)}
@@ -78,15 +77,15 @@ def _flatten(value: object, prefix: str = "") -> dict[str, object]:
 class RunDiff:
     this: str
     other: str
-    env: dict[str, tuple[Any, Any]]
-    facts: dict[str, tuple[Any, Any]]        # rocm.*, hip_compiler.*, tools.*, source.* (flattened)
-    options: dict[str, tuple[Any, Any]]
+    env: dict[str, tuple[object, object]]
+    facts: dict[str, tuple[object, object]]        # rocm.*, hip_compiler.*, tools.*, source.* (flattened)
+    options: dict[str, tuple[object, object]]
     new_log_lines: list[str] | None          # only for a failure the catalogue does not know
     failing_log: str | None
     good_log: str | None
 
     def to_json(self) -> dict[str, object]:
-        def pairs(d: Mapping[str, tuple[Any, Any]]) -> dict[str, dict[str, object]]:
+        def pairs(d: Mapping[str, tuple[object, object]]) -> dict[str, dict[str, object]]:
             return {k: {"this": a, "other": b} for k, (a, b) in d.items()}
 
         return {"this": self.this, "other": self.other, "env": pairs(self.env), "facts": pairs(self.facts),
