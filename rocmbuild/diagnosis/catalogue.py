@@ -62,7 +62,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, Protocol, get_args
 
 from rocmbuild import paths
 from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
@@ -197,10 +197,13 @@ class Signature:
                      for p in self.patterns)
 
 
-_UNBUILT = object()
+class Finder(Protocol):
+    """What the classifier asks of ahocorasick_rs's automaton."""
+
+    def find_matches_as_indexes(self, haystack: str, overlapping: bool = ...) -> list[tuple[int, int, int]]: ...
 
 
-def _finder(literals: tuple[str, ...]) -> Any:
+def _finder(literals: tuple[str, ...]) -> Finder | None:
     """An overlapping Aho-Corasick automaton over ``literals`` (None without ahocorasick_rs or literals)."""
     try:
         import ahocorasick_rs
@@ -208,17 +211,18 @@ def _finder(literals: tuple[str, ...]) -> Any:
         return None
     if not literals:
         return None
-    return ahocorasick_rs.AhoCorasick(list(literals), matchkind=ahocorasick_rs.MatchKind.Standard)
+    found: Finder = ahocorasick_rs.AhoCorasick(list(literals), matchkind=ahocorasick_rs.MatchKind.Standard)
+    return found
 
 
 @dataclass(frozen=True)
 class _GateIndex:
     """For one list of candidate signatures: which of them each required literal lets through."""
 
-    finder: Any                               # automaton over the distinct literals (None: test them all)
+    finder: Finder | None                     # automaton over the distinct literals (None: test them all)
     owners: tuple[tuple[int, ...], ...]       # literal index -> positions of the signatures that need it
     always: tuple[int, ...]                   # signatures with a pattern that has no literal
-    folded_finder: Any = None                 # the same for case-insensitive patterns' lower-cased literals,
+    folded_finder: Finder | None = None                # the same for case-insensitive patterns' lower-cased literals,
     folded_owners: tuple[tuple[int, ...], ...] = ()  # searched in an ASCII text's lower()
 
     @classmethod
@@ -286,9 +290,9 @@ class Catalogue:
     def candidates(self, text: str) -> list[Signature]:
         """Signatures that have a keyword in ``text`` (the only ones that can match it)."""
         seen: dict[str, Signature] = {}
-        finder = self._finders.get("keywords", _UNBUILT)
-        if finder is _UNBUILT:
-            finder = self._finders["keywords"] = _finder(tuple(self._by_keyword))
+        if "keywords" not in self._finders:  # built at the first line (None: no automaton)
+            self._finders["keywords"] = _finder(tuple(self._by_keyword))
+        finder = self._finders["keywords"]
         if finder is None:
             for keyword, sigs in self._by_keyword.items():
                 if keyword in text:
@@ -329,7 +333,7 @@ class Catalogue:
         return tuple(self._by_keyword.values())
 
     @functools.cached_property
-    def _finders(self) -> dict[str, Any]:
+    def _finders(self) -> dict[str, Finder | None]:
         return {}
 
     @functools.cached_property
@@ -416,7 +420,7 @@ def _error(source: str, entry: str | None, what: str, todo: str = "") -> Catalog
                           todo=todo or f"fix {source} (see `rocmbuild signatures check {source}`)")
 
 
-def _strings(value: Any, source: str, entry: str | None, key: str) -> tuple[str, ...]:
+def _strings(value: object, source: str, entry: str | None, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -424,7 +428,7 @@ def _strings(value: Any, source: str, entry: str | None, key: str) -> tuple[str,
     return tuple(value)
 
 
-def _regexes(value: Any, source: str, entry: str | None, key: str) -> tuple[Searchable, ...]:
+def _regexes(value: object, source: str, entry: str | None, key: str) -> tuple[Searchable, ...]:
     """Patterns: Python's ``re`` for the bundled catalogue (compiled at first use), time-bounded ones for user files."""
     trusted = source == str(bundled_path())
     compiled: list[Searchable] = []
@@ -438,13 +442,13 @@ def _regexes(value: Any, source: str, entry: str | None, key: str) -> tuple[Sear
     return tuple(compiled)
 
 
-def _one_line(value: Any, source: str, entry: str | None, key: str) -> str:
+def _one_line(value: object, source: str, entry: str | None, key: str) -> str:
     if not isinstance(value, str):
         raise _error(source, entry, f"'{key}' must be a string")
     return " ".join(value.split())
 
 
-def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[RemedyName, ...]:
+def _remedy_list(value: object, source: str, entry: str | None) -> tuple[RemedyName, ...]:
     names = _strings(value, source, entry, "remedies")
     for name in names:
         if name not in REMEDY_NAMES:
@@ -455,25 +459,25 @@ def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[RemedyName
 HOSTS = ("", "rocm")
 
 
-def _host(value: Any, source: str, entry: str | None) -> str:
+def _host(value: object, source: str, entry: str | None) -> str:
     if value not in HOSTS:
         raise _error(source, entry, f"'host' must be one of {', '.join(repr(h) for h in HOSTS)}")
     return str(value)
 
 
-def _bool(value: Any, source: str, entry: str | None, key: str) -> bool:
+def _bool(value: object, source: str, entry: str | None, key: str) -> bool:
     if not isinstance(value, bool):
         raise _error(source, entry, f"'{key}' must be true or false")
     return value
 
 
-def _int(value: Any, source: str, entry: str | None, key: str) -> int:
+def _int(value: object, source: str, entry: str | None, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _error(source, entry, f"'{key}' must be an integer")
     return value
 
 
-def _parse_category(name: str, table: Any, source: str, base: CategoryInfo | None) -> CategoryInfo:
+def _parse_category(name: str, table: object, source: str, base: CategoryInfo | None) -> CategoryInfo:
     label = f"category.{name}"
     if name not in CATEGORIES:
         raise _error(source, None, f"unknown category '{name}' in [{label}]",
@@ -502,7 +506,7 @@ def _parse_category(name: str, table: Any, source: str, base: CategoryInfo | Non
     return info
 
 
-def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signature | None]:
+def _parse_signature(table: object, source: str, index: int) -> tuple[str, Signature | None]:
     if not isinstance(table, dict):
         raise _error(source, None, f"[[signature]] number {index + 1} must be a table")
     entry_id = table.get("id")
@@ -567,7 +571,7 @@ def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signatur
     return entry_id, sig
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, object]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError as exc:

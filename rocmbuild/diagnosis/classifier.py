@@ -48,7 +48,7 @@ import io
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from rocmbuild.diagnosis.advice import fill_advice
 from rocmbuild.diagnosis.catalogue import Catalogue, Category, RemedyName, Signature, load_catalogue
@@ -135,7 +135,7 @@ class RunnerUp:
         where = f" at line {self.line}" if self.line is not None else ""
         return f"{self.signature} ({self.category}){where}: {self.reason}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"signature": self.signature, "category": self.category, "line": self.line,
                 "text": self.text, "reason": self.reason}
 
@@ -161,7 +161,7 @@ class Diagnosis:
     confidence: str = "high"
     # What the attempt measured about memory (loop/jobsizing.MemoryEvidence), for reduce_jobs; not
     # part of the fingerprint: the same failure with another peak is still the same failure.
-    memory: Any = field(default=None, compare=False)
+    memory: object = field(default=None, compare=False)
 
     @classmethod
     def simple(cls, category: Category, signature: str | None = None, *, text: str | None = None,
@@ -189,18 +189,18 @@ class Diagnosis:
         """For an unknown that is a tie: the readings that tied, each with the line it rests on."""
         return tuple(r for r in self.runners_up if r.reason.startswith("tie"))
 
-    def summary_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"category": self.category, "signature": self.signature, "line": self.line,
+    def summary_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"category": self.category, "signature": self.signature, "line": self.line,
                 "text": self.text, "fields": dict(self.fields), "retryable": self.retryable,
                 "confidence": self.confidence}
         if self.candidates:
             data["candidates"] = [r.to_json() for r in self.candidates]
         return data
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {**self.summary_json(), "remedies": list(self.remedies), "context": list(self.context)}
 
-    def explain_json(self) -> dict[str, Any]:
+    def explain_json(self) -> dict[str, object]:
         """``to_json`` plus why: the signature's description, advice and the runners-up."""
         return {**self.to_json(), "description": self.description, "advice": self.advice,
                 "fingerprint": self.fingerprint(), "runners_up": [r.to_json() for r in self.runners_up]}
