@@ -102,7 +102,7 @@ def checks_json(checks: Sequence[Check]) -> list[dict[str, Any]]:
              **({"todo": c.todo} if c.todo and c.status != "ok" else {})} for c in checks]
 
 
-def outcome_todo(outcome: str, diagnosis: Mapping[str, Any] | None, diagnosed_todo: str | None,
+def outcome_todo(outcome: str, diagnosis: Mapping[str, object] | None, diagnosed_todo: str | None,
                  stop_reason: str, known_todo: str | None = None) -> str:
     """summary.json's ``todo`` for how the run ended.
 

@@ -162,7 +162,7 @@ class WheelResult:
     outcome: Outcome = Outcome.SUCCEEDED  # FAILED, or BUDGET_EXHAUSTED / INTERRUPTED when stopped
     todo: str = ""  # what to do, when the failure's cause is known (wheel_hint)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"ok": self.ok, "detail": self.detail, "log": self.log,
                 "wheels": [{"file": name, "sha256": sha} for name, sha in self.wheels]}
 

@@ -428,7 +428,7 @@ class CacheStats:
         total = self.hits + self.misses
         return self.hits / total if total else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """For summary.json's attempt record (key "cache")."""
         rate = self.hit_rate
         return {"hits": self.hits, "misses": self.misses, "remote_hits": self.remote_hits,
@@ -582,7 +582,7 @@ class CacheDoctorInfo:
     hip_clang_path: str | None         # the real clang dir the wrappers would wrap
     problems: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"tool": self.tool, "path": self.path, "version": self.version,
                 "features": list(self.features), "cache_dir": self.cache_dir,
                 "size_bytes": self.size_bytes, "files": self.files, "max_size": self.max_size,
@@ -716,6 +716,6 @@ class CompilerCache:
     def stats(self, env: Mapping[str, str], run: Run = proc.capture) -> CacheStats | None:
         return read_stats(env, run, self.tool)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"tool": self.tool.name, "version": self.tool.version, "dir": str(self.config.cache_dir),
                 "remote": self.config.remote, "device_compiles_cached": self.device_compiles_cached}

@@ -139,7 +139,7 @@ def peak_concurrency(intervals: Iterable[tuple[float, float]]) -> int:
     return peak
 
 
-def summarise(compiles: list[Compile], limit: int, ended_at: float) -> dict[str, Any]:
+def summarise(compiles: list[Compile], limit: int, ended_at: float) -> dict[str, object]:
     """summary.json's attempt ``jobs``: limit, peak concurrency, compiles, waiting, peak RSS per job."""
     peak_rss = max((c for c in compiles if c.peak_rss), key=lambda c: c.peak_rss or 0, default=None)
     return {
@@ -170,7 +170,7 @@ class AttemptSlots:
             return
         self.env = {launcher.SLOTS_ENV: str(self.directory)}
 
-    def finish(self, ended_at: float) -> dict[str, Any]:
+    def finish(self, ended_at: float) -> dict[str, object]:
         """Read what the launchers recorded; the slot files go (the records stay, as evidence)."""
         try:
             with (self.directory / launcher.RECORDS).open(encoding="utf-8", errors="replace") as handle:
