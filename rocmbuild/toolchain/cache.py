@@ -30,7 +30,6 @@ import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from rocmbuild import paths
@@ -454,7 +453,7 @@ def parse_ccache_stats(text: str) -> CacheStats:
     )
 
 
-def _count_sum(node: Any) -> int:
+def _count_sum(node: object) -> int:
     if isinstance(node, dict):
         counts = node.get("counts", {})
         return sum(v for v in counts.values() if isinstance(v, int))
@@ -705,7 +704,7 @@ class CompilerCache:
                                 "HIP_CLANG_PATH?): device compiles are not cached")
         return cls(tool, config, tuple(variables.items()), device, tuple(warnings))
 
-    def changes(self) -> tuple[Any, ...]:
+    def changes(self) -> tuple[EnvChange, ...]:
 
         return tuple(EnvChange(name, "set", value, f"compiler cache ({self.tool.name})")
                      for name, value in self.variables)

@@ -29,12 +29,13 @@ from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.planning.environment import EnvChange
+from rocmbuild.process import command as proc
 from rocmbuild.toolchain import cache, launcher
 from rocmbuild.toolchain.launchshim import install_launcher, launcher_env
 
 
-def limit_only_changes(caller_env: Mapping[str, str], run: Any = None, *,
-                       hip_compiler_is_clang: bool = False) -> tuple[Any, ...]:
+def limit_only_changes(caller_env: Mapping[str, str], run: proc.Run | None = None, *,
+                       hip_compiler_is_clang: bool = False) -> tuple[EnvChange, ...]:
     """The plan changes that install the limit-only launcher (no compiler cache in use).
 
     With ``run`` (the helper-command runner) and hipcc on PATH, hipcc's clang is wrapped too, as the
@@ -50,7 +51,7 @@ def limit_only_changes(caller_env: Mapping[str, str], run: Any = None, *,
                  for name, value in env.items())
 
 
-def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: Any) -> dict[str, str]:
+def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: proc.Run) -> dict[str, str]:
     """``HIP_CLANG_PATH`` to a clang wrapper whose compiles go through ``shim``; {} when hipcc does not use it.
 
     Asking hipcc (a perl script) where its clang is and whether it calls the wrapper costs ~0.4 s, so
