@@ -15,7 +15,7 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO, cast
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 import click
 
@@ -33,6 +33,10 @@ from rocmbuild.options import (
 from rocmbuild.process.console import guard_console
 from rocmbuild.records.redact import redact, redact_text, secret_values
 
+if TYPE_CHECKING:  # imported where used: each command imports what it runs
+    from rocmbuild.records.recordfile import CorruptRecord
+    from rocmbuild.services import Streams
+
 COMMANDS = ("build", "plan", "diagnose", "doctor", "recipes", "report", "signatures", "history", "resume")
 
 
@@ -45,13 +49,16 @@ class DefaultToBuild(click.Group):
         return super().parse_args(ctx, args)
 
 
-def _env_option(name: str, *decls: str, **kwargs: Any) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+_Command = TypeVar("_Command", bound=Callable[..., object])
+
+
+def _env_option(name: str, *decls: str, **kwargs: Any) -> Callable[[_Command], _Command]:
     envvar = "ROCMBUILD_" + name.upper().replace("-", "_")
     help_text = kwargs.pop("help", "")
     return click.option(*decls, envvar=envvar, show_envvar=True, help=help_text, **kwargs)
 
 
-def build_options(func: Callable[..., Any]) -> Callable[..., Any]:
+def build_options(func: _Command) -> _Command:
     """The build options of the contract, shared by build and plan."""
     decorators = [
         _env_option("arch", "--arch", default="auto", metavar="LIST",
@@ -164,18 +171,18 @@ class _RedactedText:
     MY_API_TOKEN in an error message); everything else, the binary buffer the build's output is relayed
     through included, is the wrapped stream's."""
 
-    def __init__(self, stream: Any, secrets: tuple[str, ...]) -> None:
+    def __init__(self, stream: TextIO, secrets: tuple[str, ...]) -> None:
         self._stream = stream
         self._secrets = secrets
 
     def write(self, text: str) -> int:
         return int(self._stream.write(redact_text(text, self._secrets)))
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self._stream, name)
 
 
-def _streams() -> Any:
+def _streams() -> Streams:
     from rocmbuild.services import Streams
 
     return Streams(out=sys.stdout, err=cast(TextIO, _RedactedText(sys.stderr, secret_values(os.environ))))
@@ -326,6 +333,7 @@ def recipes_cmd(as_json: bool) -> None:
 def report(run_dir: str, as_json: bool, diff_with: str | None, as_html: bool, output: str | None) -> None:
     """Render a past run (RUN_DIR, or `latest`); --diff: against the last good run (after RUN_DIR)."""
     from rocmbuild.records.recorder import find_run_dir, load_run
+    from rocmbuild.records.recordfile import as_str
     from rocmbuild.records.report import render_summary
 
     path = find_run_dir(run_dir)
@@ -348,7 +356,7 @@ def report(run_dir: str, as_json: bool, diff_with: str | None, as_html: bool, ou
         if summary.get("outcome") == "running":  # a detached or killed run: where it is
             from rocmbuild.process.progress import live_state, render_live
 
-            click.echo(render_live(path, live_state(path, summary, events)), nl=False)
+            click.echo(render_live(path, live_state(path, as_str(summary.get("started")), events)), nl=False)
     raise SystemExit(0)
 
 
@@ -401,7 +409,7 @@ def history(recipe: str | None, stats: bool, as_json: bool, as_html: bool, outpu
         signature_stats,
     )
 
-    skipped: list[Any] = []
+    skipped: list[CorruptRecord] = []
     summaries = [s for s in load_summaries(run_dirs(), skipped) if recipe is None or s.get("recipe") == recipe]
     for record in skipped:  # one line each, on stderr: --json's stdout stays one object a line
         click.echo(f"rocmbuild: skipped {record.path}: {record.why}", err=True)
@@ -410,12 +418,12 @@ def history(recipe: str | None, stats: bool, as_json: bool, as_html: bool, outpu
 
         _write_page(render_history(summaries), output, paths.state_dir() / "history.html")
     if stats:
-        values: list[Any] = signature_stats(summaries)
-        text = render_stats(values)
+        stats_values = signature_stats(summaries)
+        text, lines = render_stats(stats_values), [to_json(v) for v in stats_values]
     else:
-        values = history_rows(summaries)
-        text = render_rows(values)
-    click.echo("".join(to_json(v) + "\n" for v in values) if as_json else text, nl=False)
+        rows = history_rows(summaries)
+        text, lines = render_rows(rows), [to_json(v) for v in rows]
+    click.echo("".join(line + "\n" for line in lines) if as_json else text, nl=False)
     raise SystemExit(0)
 
 

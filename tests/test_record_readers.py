@@ -203,3 +203,39 @@ def test_a_slurm_restart_with_a_damaged_resume_state_starts_afresh(tmp_path: Pat
     run_dir = write_run(tmp_path / "run", json.dumps(running).encode())
     (run_dir / "resume.json").write_bytes(b"{" * 100_000)
     assert _resumable(run_dir, "atk") is False
+
+
+def test_the_journal_reads_back_what_it_writes() -> None:
+    """resume continues the summary it loads: every key rocmbuild writes comes back the same."""
+    from rocmbuild.records.journal import RunSummary
+
+    full = {**GOOD, "rocmbuild_version": "0.1.0",
+            "preflight": [{"check": "arch", "ok": False, "detail": "d", "status": "fail", "todo": "t"}],
+            "requires_from": [{"recipe": "atk", "package": "torch", "installed": True}],
+            "rocm": {"root": "/opt/rocm", "version": "6.4.1"}, "job": {"slurm_job_id": "7"},
+            "containment": {"kind": "process-tree", "cgroup": False, "detail": "no cgroup"},
+            "up_to_date": {"up_to_date": False, "differs": ["arch"]},
+            "force": {"removed": ["build"], "refused": [], "patterns": ["build"], "said": "s"},
+            "code_objects": {"ok": True, "detail": "ok"}, "warnings": ["w"], "fingerprint_saved": False,
+            "wheels": {"ok": False, "detail": "d", "log": "wheel.log", "wheels": [], "todo": "t"},
+            "records_incomplete": "events.jsonl: full", "notify": {"command": "true", "exit_code": 0}}
+    full["attempts"] = [{**full["attempts"][0], "step": "build", "signal": None, "stopped_early": None,
+                         "progress": None, "lines": 3},
+                        {"number": 2, "started": None, "duration_s": None, "ended": "interrupted",
+                         "exit_code": None, "log": "attempt-2.log", "env": {}, "diagnosis": None, "remedies": [],
+                         "killed": True}]
+    written = RunSummary.from_json(json.loads(json.dumps(full))).to_json()
+    assert written == full
+    again = RunSummary.from_json(json.loads(json.dumps(written))).to_json()
+    assert json.dumps(again) == json.dumps(written)  # the same bytes, keys in the same order
+
+
+@pytest.mark.parametrize("field, value", [("warnings", 5), ("containment", ["cgroup"]), ("outcome", "exploded"),
+                                          ("preflight", [{"check": "arch", "ok": True, "status": "maybe"}])])
+def test_resume_refuses_a_journal_field_of_the_wrong_type(field: str, value: object, tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    run_dir = write_run(tmp_path / field, json.dumps({**GOOD, "outcome": "running", field: value}).encode())
+    (run_dir / "resume.json").write_text(json.dumps({"recipe": "atk.toml", "cwd": str(tmp_path), "options": {}}))
+    assert run_cli("resume", str(run_dir)) == 2
+    err = capsys.readouterr().err
+    assert "summary.json" in err and field in err and "internal error" not in err

@@ -83,7 +83,7 @@ def test_out_of_memory_reduces_jobs_then_succeeds(tmp_path: Path) -> None:
     assert names.count("attempt.started") == 2 and "remedy.applied" in names
     diagnosed = next(e for e in events(tmp_path) if e["event"] == "failure.diagnosed")
     assert diagnosed["category"] == "out_of_memory"
-    assert build.rec.attempts[0]["remedies"] == ["reduce_jobs"]
+    assert build.rec.attempts[0].remedies == ("reduce_jobs",)
     assert set(names) <= EVENT_NAMES, "every event written is one of the typed names"
 
 
@@ -97,7 +97,7 @@ def test_a_kill_with_the_memory_guard_on_writes_only_typed_event_names(tmp_path:
     build = session(tmp_path, attempts, [], memory_reserve=None)
     assert build.run() == (Outcome.SUCCEEDED, 0)
     names = [e["event"] for e in events(tmp_path)]
-    assert "memory.oom_checked" in names and build.rec.attempts[0]["memory"]["oom"]["status"] == "unconfirmed"
+    assert "memory.oom_checked" in names and build.rec.attempts[0].to_json()["memory"]["oom"]["status"] == "unconfirmed"
     assert set(names) <= EVENT_NAMES, sorted(set(names) - EVENT_NAMES)
 
 
@@ -161,11 +161,12 @@ def test_resume_rebuilds_an_attempt_killed_between_its_diagnosis_and_its_record(
                  "line": 3, "text": "x", "fields": {}, "retryable": True, "fingerprint": "f",
                  "remedies": ["clean_build", "uninstall_packages"]}
     finished = {"event": "attempt.finished", "attempt": 2, "ended": "exited", "exit_code": 1, "duration_s": 4.0}
-    recorded = [{"number": 1, "ended": "exited", "diagnosis": None}]
+    recorded = [AttemptRecord(number=1, started=None, duration_s=None, ended="exited", exit_code=0, log="attempt-1.log",
+                              env={}, diagnosis=None)]
     during_remedy = killed_attempt(recorded, [started, finished, diagnosed])
     assert during_remedy is not None and during_remedy.kind == "attempt" and during_remedy.remedies == ()
     assert during_remedy.to_json()["diagnosis"]["category"] == "stale_build"
-    history = ladder_history([*recorded, during_remedy.to_json()], [started, finished, diagnosed])
+    history = ladder_history([*recorded, during_remedy], [started, finished, diagnosed])
     assert [h.category for h in history] == ["stale_build"] and history[0].ladder[0] == "clean_build"
     after = killed_attempt(recorded, [started, finished, diagnosed, {"event": "plan.changed", "remedy": "clean_build"}])
     assert after is not None and after.remedies == ("clean_build",)

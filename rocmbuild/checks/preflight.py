@@ -21,7 +21,9 @@ import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Final
 
+from rocmbuild.diagnosis.catalogue import Category
 from rocmbuild.host import aptcheck, ldcache
 from rocmbuild.host.arch import Targets
 from rocmbuild.host.facts import multiarch
@@ -36,17 +38,20 @@ from rocmbuild.host.libraries import debian_packages, install_line
 from rocmbuild.host.probecache import ProbeCache  # its own module: Services holds one without this one
 from rocmbuild.host.rocm import Rocm
 from rocmbuild.process import command as proc
+from rocmbuild.records.journal import CheckStatus
 
-OK, WARN, FAIL = "ok", "warn", "fail"
+OK: Final = "ok"
+WARN: Final = "warn"
+FAIL: Final = "fail"
 
 
 @dataclass(frozen=True)
 class Check:
     name: str              # e.g. "arch gfx942", "hipcc platform", "library hipblas"
-    status: str            # "ok" | "warn" | "fail"
+    status: CheckStatus
     detail: str            # what was found, one line
     todo: str = ""         # what to do about it (fail/warn)
-    category: str | None = None   # when status == "fail": one of docs/reference-categories.md's closed set
+    category: Category | None = None   # when status == "fail"
     fatal: bool = True     # a fatal failure stops the run before the first attempt
 
     @property
@@ -559,8 +564,8 @@ def check_torch_rocm(python: Path | str, env: Mapping[str, str] | None = None,
                          todo="build it first (`rocmbuild torch vllm`) or install a ROCm wheel "
                               "(pip install torch --index-url https://download.pytorch.org/whl/rocmX.Y)",
                          category="missing_python_dependency")
-        category = "missing_runtime_library" if "cannot open shared object file" in error \
-            else "missing_python_dependency"
+        category: Category = ("missing_runtime_library" if "cannot open shared object file" in error
+                              else "missing_python_dependency")
         return Check(name, FAIL, f"import torch fails: {error}",
                      todo="fix the torch installation (a ROCm library missing at load time needs "
                           "LD_LIBRARY_PATH or a rebuild)", category=category)

@@ -20,12 +20,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import filelock
 
-from rocmbuild import __version__, paths
+from rocmbuild import paths
 from rocmbuild.checks.checklist import find_hipcc, plan_checks, render_checks, toolchain_checks, wheel_step_check
+from rocmbuild.checks.preflight import Check
 from rocmbuild.commands import schedjob
 from rocmbuild.commands.resumestate import save_resume_state
 from rocmbuild.diagnosis.catalogue import load_catalogue
@@ -46,19 +46,22 @@ from rocmbuild.loop.forceclean import force_clean
 from rocmbuild.loop.session import BuildSession
 from rocmbuild.options import BuildOptions, run_limits
 from rocmbuild.planning.plan import BuildPlan, render_plan
-from rocmbuild.planning.planning import at_its_turn, check_requires, plan_all
+from rocmbuild.planning.planning import MissingRequire, at_its_turn, check_requires, plan_all
 from rocmbuild.planning.torchadvice import torch_install
 from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
 from rocmbuild.process.sidestep import Bounds, bounded_run
 from rocmbuild.process.treelock import TreeLock
 from rocmbuild.provisioning import provision, requirements, treehash
+from rocmbuild.provisioning.requirements import Provided
 from rocmbuild.provisioning.torchpin import keep_torch
 from rocmbuild.provisioning.wheels import check_wheel_dir
 from rocmbuild.records import detach
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
+from rocmbuild.records.journal import CheckEntry, Containment, Rocm
 from rocmbuild.records.notify import notify_console, run_notify
-from rocmbuild.records.recorder import RunRecorder, load_run, new_run_dir
+from rocmbuild.records.recorder import RunRecorder, new_run_dir
+from rocmbuild.records.recordfile import read_events
 from rocmbuild.records.redact import redact, redact_text
 from rocmbuild.records.report import render_summary
 from rocmbuild.records.runfacts import FactsJob, start_facts
@@ -85,7 +88,7 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
     provided = _requires_from(missing, plans, options, streams, install=False)
     if provided:
         missing = []
-    checks: dict[int, list[Any]] = {}
+    checks: dict[int, list[Check]] = {}
     if not missing and not options.skip_preflight:
         for index, plan in enumerate(plans):
             # What --requires-from would install is not there yet: its checks wait for the install.
@@ -130,8 +133,8 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
     return ExitCode.SUCCEEDED
 
 
-def _requires_from(missing: Sequence[Any], plans: Sequence[BuildPlan], options: BuildOptions, streams: Streams,
-                   install: bool, bounds: Bounds | None = None) -> list[Any]:
+def _requires_from(missing: Sequence[MissingRequire], plans: Sequence[BuildPlan], options: BuildOptions,
+                   streams: Streams, install: bool, bounds: Bounds | None = None) -> list[Provided]:
     """--requires-from: install (or, for a plan, resolve) what ``requires`` misses (requirements.py)."""
     if not missing or not options.requires_from:
         return []
@@ -151,7 +154,7 @@ def _torch_command(plan: BuildPlan) -> str | None:
     return exact_command(["torch", plan.recipe.name], plan.archs) if "torch" in plan.recipe.requires else None
 
 
-def _failed_names(failed: Sequence[Any]) -> str:
+def _failed_names(failed: Sequence[Check]) -> str:
     return f"{len(failed)} check{'s' if len(failed) > 1 else ''} failed ({', '.join(c.name for c in failed)})"
 
 
@@ -167,14 +170,14 @@ _AFTER_EARLIER_RECIPES = ("torch (ROCm)", "python modules", "torch HIP version",
                           "torch companions", "setuptools")
 
 
-def _plan_mode_checks(checks: list[Any], later: bool) -> list[Any]:
+def _plan_mode_checks(checks: list[Check], later: bool) -> list[Check]:
     if not later:
         return checks
     return [replace(c, status="warn", fatal=False, detail=f"{c.detail} (checked again when its turn comes)")
             if c.failed and c.name in _AFTER_EARLIER_RECIPES else c for c in checks]
 
 
-def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: Sequence[str],
+def _requires_error(missing: Sequence[MissingRequire], plans: Sequence[BuildPlan], names: Sequence[str],
                     services: Services) -> UsageError:
     """The refusal for a missing ``requires``: what blocks the build before it (a ROCm too old for the
     arch, the toolchain) first, then the torch the source pins for this host's ROCm."""
@@ -193,7 +196,7 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
                                          torch_install=install, blockers=blockers))
 
 
-def _toolchain_blockers(plan: BuildPlan, services: Services) -> list[Any]:
+def _toolchain_blockers(plan: BuildPlan, services: Services) -> list[Check]:
     """Failed toolchain checks (ROCm root, compiler, arch): they come before installing torch."""
     checks = toolchain_checks(rocm=plan.rocm, hipcc=find_hipcc(plan.rocm_hipcc, plan.env), archs=plan.targets,
                               env=plan.env, run=services.run, compiler=plan.hip_compiler, probes=services.probes)
@@ -256,7 +259,7 @@ def _outcome_of(exc: BaseException) -> tuple[Outcome, int]:
     return Outcome.for_exit_code(code), code
 
 
-def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Any]:
+def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> list[Check]:
     # Measured now, not at planning: `rocmbuild torch vllm` preflights vllm with what torch left free.
     mem_available, _reason = hostmod.memory_available()
     checks = plan_checks(plan, mem_available, run=services.run, probes=services.probes)
@@ -265,7 +268,7 @@ def _preflight(plan: BuildPlan, options: BuildOptions, services: Services) -> li
     return checks
 
 
-def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Any]) -> None:
+def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequence[Check]) -> None:
 
     first = failed[0]
     todo = preflight_todo(failed, _torch_command(plan))
@@ -279,7 +282,7 @@ def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequenc
               context=[f"[{c.status}] {c.name}: {c.detail}" for c in failed])
     rec.add_attempt(AttemptRecord(number=1, started=iso_seconds(datetime.now(UTC)), duration_s=0.0, ended="exited",
                                   exit_code=None, log=log.name, env=plan.env_set, diagnosis=diagnosis,
-                                  step="preflight", kind="preflight"))
+                                  step="preflight", kind="preflight", todo=todo))
 
 
 def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str], streams: Streams,
@@ -327,12 +330,13 @@ def build(names: Sequence[str], options: BuildOptions, environ: Mapping[str, str
 
 
 def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several: bool,
-               provided: Sequence[Any] = (), run_dirs: list[Path] | None = None) -> tuple[Outcome, int]:
+               provided: Sequence[Mapping[str, object]] = (), run_dirs: list[Path] | None = None
+               ) -> tuple[Outcome, int]:
     """One recipe: its locks, run dir and records around ``_run_recorded``; the record always ends."""
     streams = ctx.streams
     with source_locked(plan.source):
         base_plan = plan  # the fingerprint is of the command's plan, before the cache's launchers
-        plan, cache = _cache_for(plan, options, ctx.services)  # a bad --cache-remote stops before any record
+        plan, cache = cache_for(plan, options, ctx.services)  # a bad --cache-remote stops before any record
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
         if run_dirs is not None:
             run_dirs.append(run_dir)
@@ -342,9 +346,8 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         except OSError as exc:
             raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
                              todo="free space there or make it writable, or pass --run-dir DIR") from None
-        _start_record(rec)
         if provided:  # what --requires-from installed for this recipe before its run
-            rec.extra["requires_from"] = list(provided)
+            rec.journal = replace(rec.journal, requires_from=tuple(provided))
         plan = keep_torch(plan, run_dir, ctx.services.run)  # pip in prepare/remedies cannot replace torch
 
         save_resume_state(run_dir, plan, options)  # what `rocmbuild resume` needs if this run is killed
@@ -357,16 +360,16 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
             _wait_for_facts(facts, rec)
             reason = f"{type(exc).__name__}: {exc}"
             rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
-            _end_record(rec, outcome, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
-                        else resume_command(run_dir) if outcome == Outcome.INTERRUPTED
-                        else "see the crash log named on the console and report it")
-            rec.write_summary(outcome, code)
+            rec.end(outcome, code, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
+                    else resume_command(run_dir) if outcome == Outcome.INTERRUPTED
+                    else "see the crash log named on the console and report it")
+            rec.write_summary()
             raise
         finally:
             rec.close()
 
 
-def _cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, Any]:
+def cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, CompilerCache | None]:
 
     clang = bool(plan.hip_compiler and plan.hip_compiler.is_clang)
 
@@ -404,10 +407,8 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
 
     streams, cache = ctx.streams, ctx.cache
     base_plan = base_plan or plan
-    rec.extra["rocm"] = {"root": plan.rocm_root, "version": plan.rocm_version}
     job = schedjob.job_identity(os.environ)  # a batch scheduler's job (Slurm): which one, which restart
-    if job:
-        rec.extra["job"] = job
+    rec.journal = replace(rec.journal, rocm=Rocm(plan.rocm_root, plan.rocm_version), job=job or None)
     rec.event("run.started", **job, recipe=plan.recipe.name, source=str(plan.source), arch=list(plan.archs),
               rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
@@ -427,16 +428,16 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     try:
         verdict = provision.up_to_date(base_plan, options, rec, streams, stop=stop, bounds=bounds)
     except treehash.Stopped as exc:
-        return _finish(rec, Outcome.INTERRUPTED if exc.reason == "interrupted" else Outcome.BUDGET_EXHAUSTED,
+        return finish_run(rec, Outcome.INTERRUPTED if exc.reason == "interrupted" else Outcome.BUDGET_EXHAUSTED,
                        f"stopped ({exc.reason}) while fingerprinting the tree, before any attempt",
                        options, streams, facts)
     # What `report --diff` compares with the last good run, gathered beside the run from here on (the
     # fingerprint's version answers are remembered by now, so its probes do not run twice) and complete
-    # before the summary is final (_finish): the toolchain as the command's plan sees it, without
+    # before the summary is final (finish_run): the toolchain as the command's plan sees it, without
     # rocmbuild's own launcher/cache variables.
     facts.append(start_facts(rec.run_dir, base_plan, ctx.services.run))
     if verdict.ok:
-        return _finish(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint, its outputs "
+        return finish_run(rec, Outcome.UP_TO_DATE, "the tree's last success has the same fingerprint, its outputs "
                        "are as it left them and they still verify: nothing was run", options, streams, facts)
     if options.force:  # the build system rebuilds too: its outputs and CMake caches go first
         said = force_clean(base_plan, rec)
@@ -444,7 +445,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
             streams.err.write(f"rocmbuild: {said}\n")
             streams.err.flush()
     if not options.skip_preflight and (stopped := run_preflight(plan, options, ctx, rec)) is not None:
-        return _finish(rec, *stopped, options, streams, facts)
+        return finish_run(rec, *stopped, options, streams, facts)
     detach.passed()  # past its refusals: a --detach foreground waiting for this word may go
     session = BuildSession(plan, ctx, rec)
     outcome, _ = session.run()
@@ -452,14 +453,14 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     if outcome == Outcome.SUCCEEDED:
         outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
                                                   before=verdict.fingerprint, stop=stop, bounds=bounds)
-    return _finish(rec, outcome, reason, options, streams, facts)
+    return finish_run(rec, outcome, reason, options, streams, facts)
 
 
 def _record_containment(rec: RunRecorder, streams: Streams) -> None:
     """How this run's steps are contained, in summary.json's ``containment``; said on the console when
     it is not a cgroup (without one a daemon is found through the subreaper and the step's sessions)."""
     how = containment.mode()
-    rec.extra["containment"] = {"kind": how.kind, "cgroup": how.kind == "cgroup", "detail": how.detail}
+    rec.journal = replace(rec.journal, containment=Containment(how.kind, how.detail))
     rec.event("containment", kind=how.kind, detail=how.detail)
     if how.kind != "cgroup":
         streams.err.write(f"rocmbuild: warning: containment is off (no cgroup): {how.detail}\n")
@@ -469,7 +470,7 @@ def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
                   rec: RunRecorder) -> tuple[Outcome, str] | None:
     """The checks before the first attempt, recorded; how the run stops when they stop it, else None."""
     checks = _preflight(plan, options, ctx.services)
-    rec.extra["preflight"] = checks_json(checks)
+    rec.journal = replace(rec.journal, preflight=tuple(CheckEntry.of(c) for c in checks))
     for check in checks:
         rec.event("preflight.checked", name=check.name, status=check.status, detail=check.detail)
     if ctx.interrupted():  # a probe killed by the same Ctrl-C is not a failed check
@@ -491,39 +492,21 @@ def fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
     return stop
 
 
-def _start_record(rec: RunRecorder) -> None:
-    """The run-level keys of summary.json (docs/reference-records.md), present from the first write."""
-    rec.extra.update(todo=None, stop_reason=None, started=datetime.now(UTC).isoformat(timespec="milliseconds"),
-                     finished=None, duration_s=None, rocmbuild_version=__version__, preflight=[])
-
-
-def _end_record(rec: RunRecorder, outcome: Outcome, reason: str, todo: str) -> None:
-    finished = datetime.now(UTC)
-    started = rec.extra.get("started")
-    duration = (finished - datetime.fromisoformat(started)).total_seconds() if isinstance(started, str) else None
-    rec.extra.update(todo=todo, stop_reason=reason, finished=finished.isoformat(timespec="milliseconds"),
-                     duration_s=round(duration, 3) if duration is not None else None)
-
-
-def _finish(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
+def finish_run(rec: RunRecorder, outcome: Outcome, reason: str, options: BuildOptions,
             streams: Streams, facts: Sequence[FactsJob] = ()) -> tuple[Outcome, int]:
     _wait_for_facts(facts, rec)
     exit_code = outcome.exit_code
     rec.event("run.finished", outcome=outcome, exit_code=exit_code, reason=reason)
     last = rec.attempts[-1] if rec.attempts else None
-    diagnosis = last.get("diagnosis") if last else None
-    diagnosed_todo = None
-    if last is not None and diagnosis:
-        _, events = load_run(rec.run_dir)
-        diagnosed_todo = next((e.get("todo") for e in reversed(events) if e.get("event") == "failure.diagnosed"
-                               and e.get("attempt") == last.get("number")), None)
-    wheels = rec.extra.get("wheels")
-    known = wheels.get("todo") if isinstance(wheels, dict) and outcome != Outcome.SUCCEEDED else None
+    diagnosis = last.diagnosis if last else None
+    wheels = rec.journal.wheels
+    known = wheels.todo if wheels is not None and outcome != Outcome.SUCCEEDED else None
     # An interrupt is not a failure: what it leaves to do is the exact command that continues the run.
-    _end_record(rec, outcome, reason, resume_command(rec.run_dir) if outcome == Outcome.INTERRUPTED
-                else outcome_todo(outcome, diagnosis, diagnosed_todo, reason, known))
-    summary = rec.write_summary(outcome, exit_code)
-    _, events = load_run(rec.run_dir)
+    rec.end(outcome, exit_code, reason, resume_command(rec.run_dir) if outcome == Outcome.INTERRUPTED
+            else outcome_todo(outcome, diagnosis, last.todo if last is not None and diagnosis else None, reason,
+                              known))
+    summary = rec.write_summary()
+    events = read_events(rec.run_dir / "events.jsonl")  # for the rendering only (context lines, the reason)
 
     streams.err.write(render_summary(summary, events))
     streams.err.flush()

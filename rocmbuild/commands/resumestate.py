@@ -22,6 +22,7 @@ from pathlib import Path
 from types import UnionType
 from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hints
 
+from rocmbuild.diagnosis.catalogue import category_or_unknown, known_remedies
 from rocmbuild.errors import LockHeldError, UsageError
 from rocmbuild.host.arch import Targets
 from rocmbuild.loop.ladder import FailedAttempt
@@ -29,9 +30,19 @@ from rocmbuild.options import BuildOptions
 from rocmbuild.planning.environment import EnvChange
 from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process.progress import live_state
-from rocmbuild.records.attempts import AttemptRecord
+from rocmbuild.records.attempts import AttemptRecord, attempt_end
+from rocmbuild.records.journal import RunSummary
 from rocmbuild.records.recorder import write_private
-from rocmbuild.records.recordfile import CorruptRecord, read_json_object
+from rocmbuild.records.recordfile import (
+    CorruptRecord,
+    JSONObject,
+    ShapeError,
+    as_list,
+    as_number,
+    as_object,
+    as_str,
+    read_json_object,
+)
 from rocmbuild.records.redact import REDACTED, redact
 
 if TYPE_CHECKING:  # imported where used: a build saves resume.json on the way to its first attempt
@@ -41,7 +52,6 @@ if TYPE_CHECKING:  # imported where used: a build saves resume.json on the way t
 RESUME_FILE = "resume.json"
 # "running" with no live rocmbuild: killed (SIGKILL, power loss); "interrupted": stopped by a signal.
 RESUMABLE = ("running", "interrupted")
-_SUMMARY_KEYS = ("recipe", "source", "arch", "run_dir", "outcome", "exit_code", "attempts")
 
 
 def save_resume_state(run_dir: Path, plan: BuildPlan, options: BuildOptions) -> None:
@@ -66,7 +76,7 @@ def _option_types() -> dict[str, tuple[type, ...]]:
     return allowed
 
 
-def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOptions:
+def load_options(data: JSONObject, run_dir: Path, source: str) -> BuildOptions:
     """The options the run was started with (resume.json), checked for their types: a damaged or edited
     file is a usage error naming the option, never a crash inside the build."""
     saved = data.get("options") or {}
@@ -74,7 +84,8 @@ def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOp
         raise UsageError(f"{run_dir / RESUME_FILE}: options is a {type(saved).__name__}, not an object",
                          todo="start a new run with the same command")
     types = _option_types()
-    values = {k: v for k, v in saved.items() if k in types}
+    # Checked below against BuildOptions' own field types (a dynamic check mypy cannot follow).
+    values: dict[str, Any] = {k: v for k, v in saved.items() if k in types}
     for key, value in list(values.items()):
         if isinstance(value, str) and REDACTED in value:  # saved without its secret: take it from the caller
             values[key] = os.environ.get(f"ROCMBUILD_{key.upper()}") or None
@@ -85,36 +96,36 @@ def load_options(data: Mapping[str, Any], run_dir: Path, source: str) -> BuildOp
                              todo="start a new run with the same command")
     for key in ("run_dir", "source", "wheel_dir"):  # the options that are paths (saved as text)
         if values.get(key) is not None:
-            values[key] = Path(values[key])
+            values[key] = Path(str(values[key]))
     options = BuildOptions(**values)
     return replace(options, run_dir=run_dir, source=Path(source), detach=False, dry_run=False)
 
 
-def ladder_history(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> list[FailedAttempt]:
+def ladder_history(attempts: Sequence[AttemptRecord], events: Sequence[JSONObject]) -> list[FailedAttempt]:
     """The ladder's view of the finished attempts (pure): category, fingerprint, ladder, remedies applied."""
 
     diagnosed = {e.get("attempt"): e for e in events if e.get("event") == "failure.diagnosed"}
     history: list[FailedAttempt] = []
     for attempt in attempts:
-        diagnosis = attempt.get("diagnosis")
-        if not isinstance(diagnosis, Mapping) or attempt.get("ended") == "interrupted":
+        diagnosis = attempt.diagnosis
+        if diagnosis is None or attempt.ended == "interrupted":
             continue
-        event = diagnosed.get(attempt.get("number"), {})
+        event = diagnosed.get(attempt.number, {})
         history.append(FailedAttempt(
-            number=int(attempt.get("number") or len(history) + 1), ended=str(attempt.get("ended") or "exited"),
-            category=str(diagnosis.get("category")),
+            number=attempt.number or len(history) + 1, ended=attempt.ended,
+            category=category_or_unknown(diagnosis.get("category")),
             fingerprint=str(event.get("fingerprint") or f"{diagnosis.get('signature')}:{diagnosis.get('text')}"),
-            retryable=bool(diagnosis.get("retryable", True)), ladder=tuple(event.get("remedies") or ()),
-            remedies=tuple(attempt.get("remedies") or ())))
+            retryable=bool(diagnosis.get("retryable", True)),
+            ladder=known_remedies(as_list(event.get("remedies"))), remedies=attempt.remedies))
     return history
 
 
-def last_plan_state(events: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+def last_plan_state(events: Sequence[JSONObject]) -> JSONObject | None:
     """The newest of ``attempt.started`` / ``plan.changed``: the environment the next attempt would run with."""
     return next((e for e in reversed(events) if e.get("event") in ("attempt.started", "plan.changed")), None)
 
 
-def restored_plan(plan: BuildPlan, state: Mapping[str, Any] | None) -> BuildPlan:
+def restored_plan(plan: BuildPlan, state: JSONObject | None) -> BuildPlan:
     """``plan`` with the recorded environment, jobs, prepare flag, -O level and arch list put back (pure).
 
     The arch list matters after ``narrow_archs``: the environment already says the narrowed list, and
@@ -122,24 +133,25 @@ def restored_plan(plan: BuildPlan, state: Mapping[str, Any] | None) -> BuildPlan
     """
     if state is None:
         return plan
-    env = {str(k): str(v) for k, v in dict(state.get("env") or {}).items()}
+    env = {str(k): str(v) for k, v in as_object(state.get("env")).items()}
     current = plan.env_set
     changes = [EnvChange(name, "set", value, reason="restored by rocmbuild resume")
                for name, value in env.items() if current.get(name) != value]
-    updates: dict[str, Any] = {}
-    if isinstance(state.get("jobs"), int):
-        updates["jobs"] = state["jobs"]
-    if isinstance(state.get("prepare"), bool):
-        updates["run_prepare"] = state["prepare"]
-    if isinstance(state.get("opt_level"), int):
-        updates["opt_level"] = state["opt_level"]
-    arch = state.get("arch")
-    if isinstance(arch, list) and arch and all(isinstance(a, str) for a in arch) and tuple(arch) != plan.archs:
-        updates["targets"] = Targets.parse(";".join(arch))
-    return plan.with_changes(*changes, **updates)
+    jobs, prepare, opt_level = state.get("jobs"), state.get("prepare"), state.get("opt_level")
+    arch = [a for a in as_list(state.get("arch")) if isinstance(a, str)]
+    restored = plan.with_changes(*changes)
+    if isinstance(jobs, int) and not isinstance(jobs, bool):
+        restored = replace(restored, jobs=jobs)
+    if isinstance(prepare, bool):
+        restored = replace(restored, run_prepare=prepare)
+    if isinstance(opt_level, int) and not isinstance(opt_level, bool):
+        restored = replace(restored, opt_level=opt_level)
+    if arch and len(arch) == len(as_list(state.get("arch"))) and tuple(arch) != plan.archs:
+        restored = replace(restored, targets=Targets.parse(";".join(arch)))
+    return restored
 
 
-def killed_attempt(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mapping[str, Any]]) -> AttemptRecord | None:
+def killed_attempt(attempts: Sequence[AttemptRecord], events: Sequence[JSONObject]) -> AttemptRecord | None:
     """The attempt that had started but was never recorded (the run was killed during it), as a record.
 
     An attempt's record is written once the ladder has decided, after its remedy's effects ran: a run
@@ -148,39 +160,46 @@ def killed_attempt(attempts: Sequence[Mapping[str, Any]], events: Sequence[Mappi
     the ``plan.changed`` after them, if the remedy finished), so the ladder's history keeps it.
     """
 
-    done = {a.get("number") for a in attempts}
+    done = {a.number for a in attempts}
     started = [e for e in events if e.get("event") == "attempt.started" and e.get("attempt") not in done]
     if not started:
         return None
     event = started[-1]
-    number = int(event.get("attempt") or len(attempts) + 1)
-    env = {str(k): str(v) for k, v in dict(event.get("env") or {}).items()}
+    found = event.get("attempt")
+    number = found if isinstance(found, int) and found else len(attempts) + 1
+    env = {str(k): str(v) for k, v in as_object(event.get("env")).items()}
+    stamp = as_str(event.get("timestamp"))
     at = {id(e): i for i, e in enumerate(events)}
     finished = next((e for e in events if e.get("event") == "attempt.finished" and e.get("attempt") == number), None)
     diagnosed = next((e for e in events if e.get("event") == "failure.diagnosed" and e.get("attempt") == number),
                      None)
     if finished is not None and diagnosed is not None:
-        remedies = tuple(str(e.get("remedy")) for e in events[at[id(diagnosed)]:]
-                         if e.get("event") == "plan.changed" and e.get("remedy"))
+        remedies = known_remedies(e.get("remedy") for e in events[at[id(diagnosed)]:]
+                                  if e.get("event") == "plan.changed")
         diagnosis = {k: diagnosed.get(k) for k in ("category", "signature", "line", "text", "fields", "retryable")}
-        return AttemptRecord(number=number, started=event.get("timestamp"), duration_s=finished.get("duration_s"),
-                             ended=str(finished.get("ended") or "exited"), exit_code=finished.get("exit_code"),
-                             log=f"attempt-{number}.log", env=env, diagnosis=diagnosis, remedies=remedies)
-    return AttemptRecord(number=number, started=event.get("timestamp"), duration_s=None, ended="interrupted",
+        code = finished.get("exit_code")
+        try:
+            ended = attempt_end(as_str(finished.get("ended")) or "exited")
+        except ShapeError:  # an edited event: the attempt ended, how is not known
+            ended = "exited"
+        return AttemptRecord(number=number, started=stamp, duration_s=as_number(finished.get("duration_s")),
+                             ended=ended, exit_code=code if isinstance(code, int) and not isinstance(code, bool)
+                             else None, log=f"attempt-{number}.log", env=env, diagnosis=diagnosis, remedies=remedies)
+    return AttemptRecord(number=number, started=stamp, duration_s=None, ended="interrupted",
                          exit_code=None, log=f"attempt-{number}.log", env=env, diagnosis=None, kind="killed")
 
 
-def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def check_resumable(run_dir: Path, summary: RunSummary, events: Sequence[JSONObject]) -> JSONObject:
     """Refuse (exit 2) what cannot be resumed; else the saved resume state."""
 
-    outcome = summary.get("outcome")
+    outcome = summary.end.outcome
     if outcome not in RESUMABLE:
-        raise UsageError(f"the run in {run_dir} has ended by itself ({outcome}, exit {summary.get('exit_code')}): "
+        raise UsageError(f"the run in {run_dir} has ended by itself ({outcome}, exit {summary.end.exit_code}): "
                          "there is nothing to resume",
                          why="resume continues a run stopped from outside: by SIGINT, SIGTERM or SIGHUP "
                              "(outcome interrupted), or killed (SIGKILL, power loss) before it ended",
                          todo="start a new run with the same command (see `rocmbuild report " f"{run_dir}`)")
-    live = live_state(run_dir, summary, events)
+    live = live_state(run_dir, summary.started, events)
     if live.alive:
         raise LockHeldError(f"the run in {run_dir} is still running (rocmbuild PID {live.pid})",
                             why="two rocmbuilds in one run dir would mix their records",
@@ -191,12 +210,12 @@ def check_resumable(run_dir: Path, summary: Mapping[str, Any], events: Sequence[
         raise UsageError(f"the run in {run_dir} cannot be resumed: {RESUME_FILE} is {exc.why}",
                          why="it was started by an older rocmbuild, stopped before its first attempt, or edited",
                          todo="start a new run with the same command") from None
-    if not isinstance(data, dict) or not data.get("recipe"):
+    if not data.get("recipe"):
         raise UsageError(f"{run_dir / RESUME_FILE} is not a resume state", todo="start a new run")
     return data
 
 
-def time_spent(events: Sequence[Mapping[str, Any]]) -> float:
+def time_spent(events: Sequence[JSONObject]) -> float:
     """Seconds the run has already run (pure): each session, from its ``run.started`` / ``run.resumed``
     to its last event, summed.  The time between sessions (a job waiting in a queue) is not spent."""
     from datetime import datetime
@@ -219,10 +238,6 @@ def time_spent(events: Sequence[Mapping[str, Any]]) -> float:
     return total
 
 
-def counted(attempts: Sequence[Mapping[str, Any]]) -> int:
+def counted(attempts: Sequence[AttemptRecord]) -> int:
     """Attempts spent of --max-attempts (pure): an attempt cut short by an interrupt is not one."""
-    return sum(1 for a in attempts if not (a.get("ended") == "interrupted" and not a.get("diagnosis")))
-
-
-def extra_keys(summary: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in summary.items() if k not in _SUMMARY_KEYS}
+    return sum(1 for a in attempts if not (a.ended == "interrupted" and not a.diagnosis))

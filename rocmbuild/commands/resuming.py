@@ -10,15 +10,14 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 from rocmbuild.commands import app
 from rocmbuild.commands.app import run_preflight
 from rocmbuild.commands.resumestate import (
     check_resumable,
     counted,
-    extra_keys,
     killed_attempt,
     ladder_history,
     last_plan_state,
@@ -38,10 +37,13 @@ from rocmbuild.process import containment, runner
 from rocmbuild.process.sidestep import Bounds
 from rocmbuild.provisioning import fingerprint, provision, treehash
 from rocmbuild.records.notify import notify_console, run_notify
-from rocmbuild.records.recorder import RunRecorder, load_run
+from rocmbuild.records.recorder import RunRecorder, load_journal
+from rocmbuild.records.recordfile import as_object
+from rocmbuild.services import Services, Streams
 
 
-def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, services: Any = None) -> int:
+def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Streams, services: Services | None = None
+               ) -> int:
     """``rocmbuild resume RUN_DIR``: the workflow of app.build, entered with the recorded state."""
     services = services or app.DEFAULT_SERVICES
     run_dir = Path(run_dir_arg).expanduser()
@@ -52,10 +54,10 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
     # A run dir another user can write could name any recipe and source: refused before it is read.
     check_trusted(run_dir / "summary.json", "run dir")
     check_trusted(run_dir / "resume.json", "resume state")
-    summary, events = load_run(run_dir)
+    summary, events = load_journal(run_dir)
     data = check_resumable(run_dir, summary, events)
-    options = load_options(data, run_dir, str(summary.get("source")))
-    saved_notify = (data.get("options") or {}).get("notify")
+    options = load_options(data, run_dir, summary.source)
+    saved_notify = as_object(data.get("options")).get("notify")
     if isinstance(saved_notify, str) and saved_notify and not options.notify:
         # Records hold no secrets, so notification URLs were saved redacted: say so rather than go silent.
         streams.err.write("rocmbuild: warning: the run's --notify was saved without its URLs' secrets; set "
@@ -64,10 +66,10 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
     if isinstance(cwd, str) and Path(cwd).is_dir():
         os.chdir(cwd)  # relative paths in the recipe and options meant what they meant then
     base_plan = plan_all([str(data["recipe"])], options, environ, services)[0]
-    attempts = [dict(a) for a in summary.get("attempts") or []]
+    attempts = list(summary.attempts)
     killed = killed_attempt(attempts, events)
     if killed is not None:  # a killed one (ended "interrupted") stays out of the ladder's history
-        attempts.append(killed.to_json())
+        attempts.append(killed)
     history = ladder_history(attempts, events)
     done, spent = len(attempts), counted(attempts)
     if spent >= options.max_attempts:
@@ -77,10 +79,10 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
     # --budget is the run's, not each session's: what the sessions before this one ran is spent.
     budget_left = max(0.0, options.budget_s - time_spent(events)) if options.budget_s else None
     with app.source_locked(base_plan.source):
-        plan, cache = app._cache_for(base_plan, options, services)
+        plan, cache = app.cache_for(base_plan, options, services)
         plan = restored_plan(plan, last_plan_state(events))
-        rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs, attempts=attempts,
-                          extra=extra_keys(summary),
+        rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
+                          resumed=replace(summary, attempts=tuple(attempts)),
                           echo=streams.err if options.verbosity == "verbose" else None)
         try:
             rec.event("run.resumed", pid=os.getpid(), next_attempt=done + 1, env=plan.env_set, jobs=plan.jobs,
@@ -120,12 +122,12 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Any, servi
                                                               streams, reason, before=before, stop=stop,
                                                               bounds=bounds)
                 # Inside the flag: a second signal (a job script forwarding the scheduler's) cannot cut it.
-                _, code = app._finish(rec, outcome, reason, options, streams)
+                _, code = app.finish_run(rec, outcome, reason, options, streams)
         except KeyboardInterrupt:
             rec.event("run.finished", outcome=Outcome.INTERRUPTED, exit_code=int(ExitCode.INTERRUPTED),
                       reason="interrupted")
-            app._end_record(rec, Outcome.INTERRUPTED, "interrupted", resume_command(run_dir))
-            rec.write_summary(Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED))
+            rec.end(Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED), "interrupted", resume_command(run_dir))
+            rec.write_summary()
             raise
         finally:
             rec.close()

@@ -13,14 +13,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.commands.resumestate import RESUMABLE, RESUME_FILE
 from rocmbuild.errors import RocmbuildError
 from rocmbuild.process.progress import live_state
 from rocmbuild.records.recorder import load_run
-from rocmbuild.records.recordfile import CorruptRecord, read_json_object
+from rocmbuild.records.recordfile import CorruptRecord, as_str, read_json_object
 
 _IDENTITY = (("SLURM_JOB_ID", "slurm_job_id"), ("SLURM_RESTART_COUNT", "slurm_restart_count"),
              ("SLURM_ARRAY_JOB_ID", "slurm_array_job_id"), ("SLURM_ARRAY_TASK_ID", "slurm_array_task_id"),
@@ -68,11 +67,11 @@ def job_run(environ: Mapping[str, str], recipes: Sequence[str], run_dir: Path | 
 def _resumable(run_dir: Path, recipe: str) -> bool:
     try:
         summary, events = load_run(run_dir)
-        saved: Any = read_json_object(run_dir / RESUME_FILE)
+        saved = read_json_object(run_dir / RESUME_FILE)
     except (OSError, CorruptRecord, RocmbuildError):
         return False
-    if summary.get("outcome") not in RESUMABLE or not isinstance(saved, dict):
+    if summary.get("outcome") not in RESUMABLE:
         return False
     if Path(str(saved.get("recipe"))).stem != Path(recipe).stem and summary.get("recipe") != recipe:
         return False  # another recipe's run: not this command's
-    return not live_state(run_dir, summary, events).alive
+    return not live_state(run_dir, as_str(summary.get("started")), events).alive

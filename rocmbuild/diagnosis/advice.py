@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Mapping
-from typing import Any
 
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.errors import CatalogueError
@@ -118,18 +117,19 @@ def _signature_advice() -> dict[str, str]:
     return {sig.id: sig.advice for sig in catalogue.signatures if sig.advice}
 
 
-def next_steps(diagnosis: Mapping[str, Any] | None) -> str:
+def next_steps(diagnosis: Mapping[str, object] | None) -> str:
     """What to do about ``diagnosis``: its signature's own advice when it has one, else its category's."""
     if not diagnosis:
         return ""
     own = _signature_advice().get(str(diagnosis.get("signature") or ""))
-    raw = {k: str(v) for k, v in (diagnosis.get("fields") or {}).items()}
+    found = diagnosis.get("fields")
+    given = {str(k): str(v) for k, v in found.items()} if isinstance(found, Mapping) else {}
     if own:
-        return fill_advice(own, raw) + release_note(raw)
-    fields = _Blank(raw)
+        return fill_advice(own, given) + release_note(given)
+    fields = _Blank(given)
     if "library" in fields:
         fields.setdefault("package", library_package_hint(fields["library"]))
         if diagnosis.get("category") == "missing_library":
             fields["library"] = library_base(fields["library"])
     template = NEXT_STEPS.get(str(diagnosis.get("category")), NEXT_STEPS["unknown"])
-    return template.format_map(fields) + release_note(raw)
+    return template.format_map(fields) + release_note(given)

@@ -67,42 +67,56 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, Protocol, get_args
 
 from rocmbuild import paths
 from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
 from rocmbuild.errors import CatalogueError
 from rocmbuild.host.trust import check_trusted
 
-CATEGORIES = (
-    "missing_library",
-    "missing_runtime_library",
-    "arch_mismatch",
-    "unsupported_arch",
-    "compiler_crash",
-    "out_of_memory",
-    "stale_build",
-    "abi_mismatch",
-    "toolchain_missing",
-    "missing_python_dependency",
-    "network",
-    "disk_full",
-    "stalled",
-    "unknown",
-)
-REMEDY_NAMES = (
-    "add_library_paths",
-    "clean_build",
-    "uninstall_packages",
-    "lower_optimization",
-    "reduce_jobs",
-    "wait_and_retry",
-    "set_cmake_policy_minimum",
-    "sync_submodules",
-    "narrow_archs",
-    "refetch_download",
+# The closed sets of docs/reference-categories.md: a category and a remedy are these strings, checked by
+# mypy where they are written and by the loader where a catalogue names them.
+Category = Literal[
+    "missing_library", "missing_runtime_library", "arch_mismatch", "unsupported_arch", "compiler_crash",
+    "out_of_memory", "stale_build", "abi_mismatch", "toolchain_missing", "missing_python_dependency",
+    "network", "disk_full", "stalled", "unknown",
+]
+RemedyName = Literal[
+    "add_library_paths", "clean_build", "uninstall_packages", "lower_optimization", "reduce_jobs",
+    "wait_and_retry", "set_cmake_policy_minimum", "sync_submodules", "narrow_archs", "refetch_download",
     "install_build_requirements",
-)
+]
+CATEGORIES: tuple[Category, ...] = get_args(Category)
+REMEDY_NAMES: tuple[RemedyName, ...] = get_args(RemedyName)
+
+
+def category_name(value: str) -> Category:
+    """``value`` as a ``Category`` (``ValueError`` for a name outside the closed set)."""
+    for name in CATEGORIES:
+        if value == name:
+            return name
+    raise ValueError(f"unknown category {value!r}")
+
+
+def known_remedies(values: Iterable[object]) -> tuple[RemedyName, ...]:
+    """The names in ``values`` that are remedies, in order (a record from elsewhere may hold others)."""
+    return tuple(name for value in values for name in REMEDY_NAMES if value == name)
+
+
+def category_or_unknown(value: object) -> Category:
+    """A recorded category as a ``Category``; a name outside the closed set reads as ``unknown``."""
+    return next((name for name in CATEGORIES if value == name), "unknown")
+
+
+def remedy_names(values: Iterable[str]) -> tuple[RemedyName, ...]:
+    """``values`` as ``RemedyName``s (``ValueError`` for a name outside the closed set)."""
+    found: list[RemedyName] = []
+    for value in values:
+        name = next((n for n in REMEDY_NAMES if n == value), None)
+        if name is None:
+            raise ValueError(f"unknown remedy {value!r}")
+        found.append(name)
+    return tuple(found)
 BUNDLED_NAME = "signatures.toml"
 
 _SIGNATURE_KEYS = {
@@ -121,12 +135,12 @@ _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 class CategoryInfo:
     """Per-category defaults: is it worth retrying, and the ladder of remedies."""
 
-    name: str
+    name: Category
     retryable: bool
-    remedies: tuple[str, ...]
+    remedies: tuple[RemedyName, ...]
     advice: str = ""
     decisive: bool = False  # seen once = the build stops at once, even without --fail-fast
-    generic: tuple[str, ...] = ()  # ``unknown`` only: the generic ladder --escalate-unknown uses
+    generic: tuple[RemedyName, ...] = ()  # ``unknown`` only: the generic ladder --escalate-unknown uses
 
 
 @dataclass(frozen=True)
@@ -134,7 +148,7 @@ class Signature:
     """One failure signature: how a line looks when this failure happened."""
 
     id: str
-    category: str
+    category: Category
     description: str
     patterns: tuple[Searchable, ...]
     keywords: tuple[str, ...]
@@ -142,7 +156,7 @@ class Signature:
     priority: int = 50
     fallback: bool = False
     retryable: bool | None = None          # None: the category's
-    remedies: tuple[str, ...] | None = None  # None: the category's
+    remedies: tuple[RemedyName, ...] | None = None  # None: the category's
     references: tuple[str, ...] = ()
     examples: tuple[str, ...] = ()
     near_misses: tuple[str, ...] = ()
@@ -190,10 +204,13 @@ class Signature:
                      for p in self.patterns)
 
 
-_UNBUILT = object()
+class Finder(Protocol):
+    """What the classifier asks of ahocorasick_rs's automaton."""
+
+    def find_matches_as_indexes(self, haystack: str, overlapping: bool = ...) -> list[tuple[int, int, int]]: ...
 
 
-def _finder(literals: tuple[str, ...]) -> Any:
+def _finder(literals: tuple[str, ...]) -> Finder | None:
     """An overlapping Aho-Corasick automaton over ``literals`` (None without ahocorasick_rs or literals)."""
     try:
         import ahocorasick_rs
@@ -201,17 +218,18 @@ def _finder(literals: tuple[str, ...]) -> Any:
         return None
     if not literals:
         return None
-    return ahocorasick_rs.AhoCorasick(list(literals), matchkind=ahocorasick_rs.MatchKind.Standard)
+    found: Finder = ahocorasick_rs.AhoCorasick(list(literals), matchkind=ahocorasick_rs.MatchKind.Standard)
+    return found
 
 
 @dataclass(frozen=True)
 class _GateIndex:
     """For one list of candidate signatures: which of them each required literal lets through."""
 
-    finder: Any                               # automaton over the distinct literals (None: test them all)
+    finder: Finder | None                     # automaton over the distinct literals (None: test them all)
     owners: tuple[tuple[int, ...], ...]       # literal index -> positions of the signatures that need it
     always: tuple[int, ...]                   # signatures with a pattern that has no literal
-    folded_finder: Any = None                 # the same for case-insensitive patterns' lower-cased literals,
+    folded_finder: Finder | None = None                # the same for case-insensitive patterns' lower-cased literals,
     folded_owners: tuple[tuple[int, ...], ...] = ()  # searched in an ASCII text's lower()
 
     @classmethod
@@ -279,9 +297,9 @@ class Catalogue:
     def candidates(self, text: str) -> list[Signature]:
         """Signatures that have a keyword in ``text`` (the only ones that can match it)."""
         seen: dict[str, Signature] = {}
-        finder = self._finders.get("keywords", _UNBUILT)
-        if finder is _UNBUILT:
-            finder = self._finders["keywords"] = _finder(tuple(self._by_keyword))
+        if "keywords" not in self._finders:  # built at the first line (None: no automaton)
+            self._finders["keywords"] = _finder(tuple(self._by_keyword))
+        finder = self._finders["keywords"]
         if finder is None:
             for keyword, sigs in self._by_keyword.items():
                 if keyword in text:
@@ -322,7 +340,7 @@ class Catalogue:
         return tuple(self._by_keyword.values())
 
     @functools.cached_property
-    def _finders(self) -> dict[str, Any]:
+    def _finders(self) -> dict[str, Finder | None]:
         return {}
 
     @functools.cached_property
@@ -335,16 +353,16 @@ class Catalogue:
                 return sig
         raise KeyError(signature_id)
 
-    def category(self, name: str) -> CategoryInfo:
+    def category(self, name: Category) -> CategoryInfo:
         return self.categories.get(name) or CategoryInfo(name, retryable=False, remedies=())
 
     def retryable(self, sig: Signature) -> bool:
         return sig.retryable if sig.retryable is not None else self.category(sig.category).retryable
 
-    def remedies(self, sig: Signature) -> tuple[str, ...]:
+    def remedies(self, sig: Signature) -> tuple[RemedyName, ...]:
         return sig.remedies if sig.remedies is not None else self.category(sig.category).remedies
 
-    def advice(self, sig: Signature | None, category: str) -> str:
+    def advice(self, sig: Signature | None, category: Category) -> str:
         """What to do about a failure: the signature's own advice, else its category's."""
         if sig is not None and sig.advice:
             return sig.advice
@@ -372,11 +390,11 @@ class Catalogue:
         """Categories that stop the build the moment they are seen (besides every non-retryable one)."""
         return frozenset(name for name, info in self.categories.items() if info.decisive)
 
-    def generic_ladder(self) -> tuple[str, ...]:
+    def generic_ladder(self) -> tuple[RemedyName, ...]:
         """The ladder --escalate-unknown applies to unrecognised failures."""
         return self.category("unknown").generic
 
-    def stall_ladder(self) -> tuple[str, ...]:
+    def stall_ladder(self) -> tuple[RemedyName, ...]:
         """What a stall (no output for the stall timeout) gets: the ``stalled`` category's remedies."""
         return self.category("stalled").remedies
 
@@ -409,7 +427,7 @@ def _error(source: str, entry: str | None, what: str, todo: str = "") -> Catalog
                           todo=todo or f"fix {source} (see `rocmbuild signatures check {source}`)")
 
 
-def _strings(value: Any, source: str, entry: str | None, key: str) -> tuple[str, ...]:
+def _strings(value: object, source: str, entry: str | None, key: str) -> tuple[str, ...]:
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -417,7 +435,7 @@ def _strings(value: Any, source: str, entry: str | None, key: str) -> tuple[str,
     return tuple(value)
 
 
-def _regexes(value: Any, source: str, entry: str | None, key: str) -> tuple[Searchable, ...]:
+def _regexes(value: object, source: str, entry: str | None, key: str) -> tuple[Searchable, ...]:
     """Patterns: Python's ``re`` for the bundled catalogue (compiled at first use), time-bounded ones for user files."""
     trusted = source == str(bundled_path())
     compiled: list[Searchable] = []
@@ -431,30 +449,30 @@ def _regexes(value: Any, source: str, entry: str | None, key: str) -> tuple[Sear
     return tuple(compiled)
 
 
-def _one_line(value: Any, source: str, entry: str | None, key: str) -> str:
+def _one_line(value: object, source: str, entry: str | None, key: str) -> str:
     if not isinstance(value, str):
         raise _error(source, entry, f"'{key}' must be a string")
     return " ".join(value.split())
 
 
-def _remedy_list(value: Any, source: str, entry: str | None) -> tuple[str, ...]:
+def _remedy_list(value: object, source: str, entry: str | None) -> tuple[RemedyName, ...]:
     names = _strings(value, source, entry, "remedies")
     for name in names:
         if name not in REMEDY_NAMES:
             raise _error(source, entry, f"unknown remedy '{name}'", todo=f"use one of: {', '.join(REMEDY_NAMES)}")
-    return names
+    return remedy_names(names)
 
 
 HOSTS = ("", "rocm", "not-rocm")
 
 
-def _host(value: Any, source: str, entry: str | None) -> str:
+def _host(value: object, source: str, entry: str | None) -> str:
     if value not in HOSTS:
         raise _error(source, entry, f"'host' must be one of {', '.join(repr(h) for h in HOSTS)}")
     return str(value)
 
 
-def _if_requested(value: Any, source: str, entry: str | None) -> str:
+def _if_requested(value: object, source: str, entry: str | None) -> str:
     if value == "":
         return ""
     if value not in CATEGORIES or value in ("unknown", "stalled"):
@@ -463,19 +481,19 @@ def _if_requested(value: Any, source: str, entry: str | None) -> str:
     return str(value)
 
 
-def _bool(value: Any, source: str, entry: str | None, key: str) -> bool:
+def _bool(value: object, source: str, entry: str | None, key: str) -> bool:
     if not isinstance(value, bool):
         raise _error(source, entry, f"'{key}' must be true or false")
     return value
 
 
-def _int(value: Any, source: str, entry: str | None, key: str) -> int:
+def _int(value: object, source: str, entry: str | None, key: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _error(source, entry, f"'{key}' must be an integer")
     return value
 
 
-def _parse_category(name: str, table: Any, source: str, base: CategoryInfo | None) -> CategoryInfo:
+def _parse_category(name: str, table: object, source: str, base: CategoryInfo | None) -> CategoryInfo:
     label = f"category.{name}"
     if name not in CATEGORIES:
         raise _error(source, None, f"unknown category '{name}' in [{label}]",
@@ -504,7 +522,7 @@ def _parse_category(name: str, table: Any, source: str, base: CategoryInfo | Non
     return info
 
 
-def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signature | None]:
+def _parse_signature(table: object, source: str, index: int) -> tuple[str, Signature | None]:
     if not isinstance(table, dict):
         raise _error(source, None, f"[[signature]] number {index + 1} must be a table")
     entry_id = table.get("id")
@@ -570,7 +588,7 @@ def _parse_signature(table: Any, source: str, index: int) -> tuple[str, Signatur
     return entry_id, sig
 
 
-def _read(path: Path) -> dict[str, Any]:
+def _read(path: Path) -> dict[str, object]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError as exc:

@@ -48,10 +48,17 @@ import io
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 from rocmbuild.diagnosis.advice import fill_advice, release_note
-from rocmbuild.diagnosis.catalogue import Catalogue, Signature, load_catalogue
+from rocmbuild.diagnosis.catalogue import (
+    Catalogue,
+    Category,
+    RemedyName,
+    Signature,
+    category_or_unknown,
+    load_catalogue,
+)
 from rocmbuild.diagnosis.patterns import required_literal
 from rocmbuild.host.libraries import rocm_release_of
 from rocmbuild.process.logscan import scan_lines, scan_stream
@@ -132,7 +139,7 @@ class RunnerUp:
     """Another signature that matched, and why it lost."""
 
     signature: str
-    category: str
+    category: Category
     line: int | None
     text: str | None
     reason: str
@@ -141,7 +148,7 @@ class RunnerUp:
         where = f" at line {self.line}" if self.line is not None else ""
         return f"{self.signature} ({self.category}){where}: {self.reason}"
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"signature": self.signature, "category": self.category, "line": self.line,
                 "text": self.text, "reason": self.reason}
 
@@ -150,13 +157,13 @@ class RunnerUp:
 class Diagnosis:
     """What failed, where, and what the ladder may try (``unknown`` when nothing matched)."""
 
-    category: str
+    category: Category
     signature: str | None = None
     line: int | None = None
     text: str | None = None
     fields: Mapping[str, str] = field(default_factory=dict)
     retryable: bool = False
-    remedies: tuple[str, ...] = ()
+    remedies: tuple[RemedyName, ...] = ()
     context: tuple[str, ...] = ()
     runners_up: tuple[RunnerUp, ...] = ()
     description: str = ""
@@ -167,12 +174,12 @@ class Diagnosis:
     confidence: str = "high"
     # What the attempt measured about memory (loop/jobsizing.MemoryEvidence), for reduce_jobs; not
     # part of the fingerprint: the same failure with another peak is still the same failure.
-    memory: Any = field(default=None, compare=False)
+    memory: object = field(default=None, compare=False)
 
     @classmethod
-    def simple(cls, category: str, signature: str | None = None, *, text: str | None = None,
+    def simple(cls, category: Category, signature: str | None = None, *, text: str | None = None,
                line: int | None = None, fields: Mapping[str, str] | None = None, retryable: bool = False,
-               remedies: Iterable[str] = (), context: Iterable[str] = (), description: str = "",
+               remedies: Iterable[RemedyName] = (), context: Iterable[str] = (), description: str = "",
                advice: str = "") -> Diagnosis:
         """A diagnosis made outside the log (stall, preflight, artifact verification)."""
         return cls(category=category, signature=signature, line=line, text=text, fields=dict(fields or {}),
@@ -195,18 +202,18 @@ class Diagnosis:
         """For an unknown that is a tie: the readings that tied, each with the line it rests on."""
         return tuple(r for r in self.runners_up if r.reason.startswith("tie"))
 
-    def summary_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"category": self.category, "signature": self.signature, "line": self.line,
+    def summary_json(self) -> dict[str, object]:
+        data: dict[str, object] = {"category": self.category, "signature": self.signature, "line": self.line,
                 "text": self.text, "fields": dict(self.fields), "retryable": self.retryable,
                 "confidence": self.confidence}
         if self.candidates:
             data["candidates"] = [r.to_json() for r in self.candidates]
         return data
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {**self.summary_json(), "remedies": list(self.remedies), "context": list(self.context)}
 
-    def explain_json(self) -> dict[str, Any]:
+    def explain_json(self) -> dict[str, object]:
         """``to_json`` plus why: the signature's description, advice and the runners-up."""
         return {**self.to_json(), "description": self.description, "advice": self.advice,
                 "fingerprint": self.fingerprint(), "runners_up": [r.to_json() for r in self.runners_up]}
@@ -555,7 +562,7 @@ class Classifier:
             confidence="medium" if winner.weak(promote) or winner.sig.alone else "high",
         )
 
-    def _requested_reading(self, sig: Signature, fields: dict[str, str]) -> str:
+    def _requested_reading(self, sig: Signature, fields: dict[str, str]) -> Category:
         """The signature's category, or its ``if_requested`` one when the failing ``compiler`` is the very
         compiler a configure line in the log asked for (the build wants a compiler that is not there,
         rather than a cache remembering an old one)."""
@@ -563,7 +570,7 @@ class Classifier:
             return sig.category
         asked = self._requested.get(fields.get("language", ""))
         if asked is not None and _same_path(asked, fields["compiler"]):
-            return sig.if_requested
+            return category_or_unknown(sig.if_requested)
         return sig.category
 
     def _with_release(self, fields: dict[str, str]) -> dict[str, str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocmbuild.diagnosis.advice import next_steps
 from rocmbuild.host.libraries import install_line
@@ -96,13 +96,13 @@ def resume_command(run_dir: Path) -> str:
     return f"rocmbuild resume {shlex.quote(str(run_dir))}"
 
 
-def checks_json(checks: Sequence[Check]) -> list[dict[str, Any]]:
+def checks_json(checks: Sequence[Check]) -> list[dict[str, object]]:
     """summary.json's ``preflight``: every check, not only the first failure."""
     return [{"check": c.name, "ok": c.status != FAIL, "detail": c.detail, "status": c.status,
              **({"todo": c.todo} if c.todo and c.status != "ok" else {})} for c in checks]
 
 
-def outcome_todo(outcome: str, diagnosis: Mapping[str, Any] | None, diagnosed_todo: str | None,
+def outcome_todo(outcome: str, diagnosis: Mapping[str, object] | None, diagnosed_todo: str | None,
                  stop_reason: str, known_todo: str | None = None) -> str:
     """summary.json's ``todo`` for how the run ended.
 

@@ -17,8 +17,9 @@ nor SIGTERM get a turn (the match holds the interpreter).  So user patterns:
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any, Protocol
 
 SEARCH_TIMEOUT = 0.05  # seconds per search: a real build line takes microseconds
@@ -68,11 +69,17 @@ def catastrophic(pattern: str) -> str | None:
     return _structural(parsed, c)
 
 
-def _varies(op: Any, av: Any, c: Any) -> bool:
+# One item of ``re._parser``'s parse: an opcode (an int constant of ``re._constants``) and its argument,
+# whose shape depends on the opcode (a repeat's (min, max, body), a group's (id, flags, flags, body),
+# a literal's code point, ...): the argument stays untyped, each use reads it for its opcode.
+_Item = tuple[int, Any]
+
+
+def _varies(op: int, av: Any, c: ModuleType) -> bool:
     return op in (c.MAX_REPEAT, c.MIN_REPEAT) and av[1] != av[0]
 
 
-def _structural(items: Any, c: Any) -> str | None:
+def _structural(items: Iterable[_Item], c: ModuleType) -> str | None:
     """The first catastrophic form in parsed ``items`` (``c``: re's opcode constants)."""
     for op, av in items:
         if op in (c.MAX_REPEAT, c.MIN_REPEAT):
@@ -96,9 +103,9 @@ def _structural(items: Any, c: Any) -> str | None:
     return None
 
 
-def _flat(items: Any, c: Any) -> list[tuple[Any, Any]]:
+def _flat(items: Iterable[_Item], c: ModuleType) -> list[_Item]:
     """Top-level items with plain (unrepeated) groups opened: ((a+)) is a+."""
-    flat: list[tuple[Any, Any]] = []
+    flat: list[_Item] = []
     for op, av in items:
         if op is c.SUBPATTERN:
             flat += _flat(av[3], c)
@@ -107,7 +114,7 @@ def _flat(items: Any, c: Any) -> list[tuple[Any, Any]]:
     return flat
 
 
-def _ambiguous_inner_repeat(body: Any, c: Any) -> bool:
+def _ambiguous_inner_repeat(body: Iterable[_Item], c: ModuleType) -> bool:
     """A varying repeat in a repeated body whose characters can also start what follows it (wrapping round)."""
     items = _flat(body, c)
     for index, (op, av) in enumerate(items):
@@ -124,13 +131,13 @@ def _ambiguous_inner_repeat(body: Any, c: Any) -> bool:
     return False
 
 
-def _contains_varying(op: Any, av: Any, c: Any) -> bool:
+def _contains_varying(op: int, av: Any, c: ModuleType) -> bool:
     parts = av[1] if op is c.BRANCH else [av[2]]
     return any(_varies(o, a, c) or (o is c.BRANCH and _contains_varying(o, a, c))
                for part in parts for o, a in _flat(part, c))
 
 
-def _follow_chars(items: list[tuple[Any, Any]], index: int, c: Any) -> frozenset[int] | None:
+def _follow_chars(items: list[_Item], index: int, c: ModuleType) -> frozenset[int] | None:
     """What can come right after ``items[index]`` inside the repeated body, wrapping round to its start."""
     follow: frozenset[int] = frozenset()
     order = items[index + 1:] + items[:index + 1]
@@ -148,14 +155,14 @@ def _follow_chars(items: list[tuple[Any, Any]], index: int, c: Any) -> frozenset
     return None  # everything optional: the body can match empty, which repeats ambiguously
 
 
-def _item_chars(items: list[tuple[Any, Any]], c: Any) -> frozenset[int] | None:
+def _item_chars(items: list[_Item], c: ModuleType) -> frozenset[int] | None:
     """The code points (< 256) a one-character item can match; None when it is not one simple character."""
     if len(items) != 1 or items[0][0] not in (c.LITERAL, c.NOT_LITERAL, c.IN, c.ANY, c.CATEGORY):
         return _first_chars(items, c) if items else None
     return _first_chars(items, c)
 
 
-def _branches_overlap(body: Any, c: Any) -> bool:
+def _branches_overlap(body: Iterable[_Item], c: ModuleType) -> bool:
     """A BRANCH at the top of a repeated body whose alternatives may be empty or start alike."""
     for op, av in body:
         if op is c.SUBPATTERN:
@@ -173,7 +180,7 @@ def _branches_overlap(body: Any, c: Any) -> bool:
     return False
 
 
-def _first_chars(alternative: Any, c: Any) -> frozenset[int] | None:
+def _first_chars(alternative: Sequence[_Item], c: ModuleType) -> frozenset[int] | None:
     """The code points (< 256) an alternative can start with; None when that is not simply known."""
     from re import _compiler  # type: ignore[attr-defined]
 
@@ -247,7 +254,7 @@ def required_literal(pattern: str, *, folded: bool = False) -> str:
     runs: list[str] = []
     current: list[str] = []
 
-    def walk(items: Any) -> None:
+    def walk(items: Iterable[_Item]) -> None:
         for op, av in items:
             if op is literal:
                 current.append(chr(av))

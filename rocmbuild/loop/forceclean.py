@@ -8,9 +8,12 @@ the event ``force.cleaned`` and in summary.json's ``force``.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from rocmbuild.loop.effects import safe_remove
 from rocmbuild.loop.remedybase import cmake_caches
 from rocmbuild.planning.plan import BuildPlan
+from rocmbuild.records.journal import Forced
 from rocmbuild.records.recorder import RunRecorder
 
 
@@ -34,6 +37,6 @@ def force_clean(plan: BuildPlan, rec: RunRecorder) -> str:
     patterns = (*plan.recipe.clean_paths, *cmake_caches(plan.source))
     removed, refused = safe_remove(plan.source, patterns) if patterns else ([], [])
     said = force_message(removed, refused, patterns)
-    rec.extra["force"] = {"removed": removed, "refused": refused, "patterns": list(patterns), "said": said}
+    rec.journal = replace(rec.journal, force=Forced(tuple(removed), tuple(refused), tuple(patterns), said))
     rec.event("force.cleaned", removed=removed, refused=refused, detail=said)
     return said

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+
+from rocmbuild.records.recordfile import as_int, as_number, as_object, as_str
 
 GB = 1e9
 
@@ -49,24 +50,23 @@ def _size(count: int) -> str:
     return f"{count / GB:.1f} GB" if count >= GB else f"{count / 1e6:.0f} MB"
 
 
-def memory_related(category: str, memory: Mapping[str, Any] | None) -> bool:
+def memory_related(category: str, memory: Mapping[str, object] | None) -> bool:
     """An out_of_memory failure, a confirmed OOM kill, or a stall while the guard had to pause jobs (pure)."""
     memory = memory or {}
-    oom = memory.get("oom") or {}
-    if category == "out_of_memory" or oom.get("status") == "confirmed":
+    if category == "out_of_memory" or as_object(memory.get("oom")).get("status") == "confirmed":
         return True
     if category == "stalled":
-        low = memory.get("min_available")
-        reserve = memory.get("reserve") or 0
+        low = as_number(memory.get("min_available"))
+        reserve = as_number(memory.get("reserve")) or 0
         return bool(memory.get("pauses")) or (low is not None and low < reserve)
     return False
 
 
-def evidence(category: str, memory: Mapping[str, Any] | None, available: int) -> MemoryEvidence:
+def evidence(category: str, memory: Mapping[str, object] | None, available: int) -> MemoryEvidence:
     """The evidence from an attempt record's ``memory`` and the memory available now."""
     memory = memory or {}
-    return MemoryEvidence(memory.get("peak_rss_per_job"), memory.get("peak_rss_job"), available,
-                          int(memory.get("reserve") or 0), memory_related(category, memory))
+    return MemoryEvidence(as_int(memory.get("peak_rss_per_job")), as_str(memory.get("peak_rss_job")), available,
+                          int(as_number(memory.get("reserve")) or 0), memory_related(category, memory))
 
 
 def next_jobs(current: int, found: MemoryEvidence | None) -> tuple[int, str]:

@@ -28,7 +28,9 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from rocmbuild.diagnosis.catalogue import Category, RemedyName
 from rocmbuild.errors import Outcome
+from rocmbuild.records.attempts import AttemptEnd
 
 # Remedies that change only how code is compiled: pointless before anything compiled.
 COMPILE_REMEDIES = frozenset({"lower_optimization", "reduce_jobs"})
@@ -66,12 +68,12 @@ class FailedAttempt:
     """What the ladder needs to know about one failed attempt."""
 
     number: int
-    ended: str  # exited | stalled | budget | interrupted
-    category: str
+    ended: AttemptEnd
+    category: Category
     fingerprint: str
     retryable: bool
-    ladder: tuple[str, ...]  # the category's remedies from the catalogue
-    remedies: tuple[str, ...] = ()  # applied after this attempt
+    ladder: tuple[RemedyName, ...]  # the category's remedies from the catalogue
+    remedies: tuple[RemedyName, ...] = ()  # applied after this attempt
     compiled: bool = True  # got as far as compiling (compiled_anything)
     # The category's own retryability: False where only this signature has a ladder (module-not-found's
     # install_build_requirements); when none of it could do anything, no remedy can help (exit 4).
@@ -82,7 +84,7 @@ class FailedAttempt:
 class Decision:
     """Retry after ``remedy``, or stop with ``outcome``."""
 
-    remedy: str | None
+    remedy: RemedyName | None
     outcome: Outcome | None
     reason: str
 
@@ -96,11 +98,11 @@ def _stop(outcome: Outcome, reason: str) -> Decision:
 
 
 def next_remedy(
-    ladder: Sequence[str],
+    ladder: Sequence[RemedyName],
     done_for_this_failure: Mapping[str, int],
     unavailable: frozenset[str],
-    generic: Sequence[str] = (),
-) -> str | None:
+    generic: Sequence[RemedyName] = (),
+) -> RemedyName | None:
     """The first rung not yet used as often as the ladder lists it; then the first untried ``generic`` one."""
     seen: Counter[str] = Counter()
     for remedy in ladder:
@@ -118,7 +120,7 @@ def decide(
     *,
     max_attempts: int,
     escalate_unknown: bool = False,
-    generic_ladder: Sequence[str] = (),
+    generic_ladder: Sequence[RemedyName] = (),
     budget_left_s: float | None = None,
     unavailable: frozenset[str] = frozenset(),
 ) -> Decision:

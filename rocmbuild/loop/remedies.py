@@ -28,7 +28,7 @@ from rocmbuild.diagnosis.catalogue import REMEDY_NAMES
 from rocmbuild.host import ldcache
 from rocmbuild.host.libraries import library_base, library_package_hint
 from rocmbuild.loop.effects import RemovePaths, Uninstall
-from rocmbuild.loop.jobsizing import next_jobs
+from rocmbuild.loop.jobsizing import MemoryEvidence, next_jobs
 from rocmbuild.loop.remedybase import DiagnosisLike, RemedyContext, RemedyResult, cmake_caches
 from rocmbuild.loop.requirementremedy import install_build_requirements
 from rocmbuild.loop.treeremedies import narrow_archs, sync_submodules
@@ -202,7 +202,8 @@ def reduce_jobs(plan: BuildPlan, diagnosis: DiagnosisLike, ctx: RemedyContext) -
     if plan.jobs <= 1:
         return RemedyResult(name, False, plan, "MAX_JOBS is already 1")
     # Sized from the attempt's peak per compile job after a memory failure, else halved (jobsizing.py).
-    jobs, reason = next_jobs(plan.jobs, getattr(diagnosis, "memory", None))
+    found = getattr(diagnosis, "memory", None)
+    jobs, reason = next_jobs(plan.jobs, found if isinstance(found, MemoryEvidence) else None)
     changes = [EnvChange(var, "set", str(jobs), f"{reason} (remedy reduce_jobs)")
                for var in plan.recipe.resources.job_variables]
     return RemedyResult(name, True, plan.with_changes(*changes, jobs=jobs, jobs_reason=reason),

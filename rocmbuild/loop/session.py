@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rocmbuild.checks.checklist import after_prepare_command
+from rocmbuild.diagnosis.catalogue import RemedyName
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis
 from rocmbuild.errors import Outcome
 from rocmbuild.loop import effects
@@ -42,7 +43,7 @@ from rocmbuild.process.runner import AttemptOutcome
 from rocmbuild.process.sampler import ResourceSampler
 from rocmbuild.process.watcher import Progress, Watcher
 from rocmbuild.records import provenance
-from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
+from rocmbuild.records.attempts import AttemptRecord, RunFacts, attempt_end, iso_seconds, step_name
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.records.samples import SampleLog
 from rocmbuild.services import pause
@@ -217,7 +218,7 @@ class BuildSession:
         # The ladder's modules are imported at the first failure: a build that succeeds never needs them.
 
         state.history.append(FailedAttempt(
-            number=number, ended=outcome.ended, category=diagnosis.category,
+            number=number, ended=attempt_end(outcome.ended), category=diagnosis.category,
             fingerprint=diagnosis.fingerprint(), retryable=diagnosis.retryable, ladder=diagnosis.remedies,
             category_retryable=self.ctx.catalogue.category(diagnosis.category).retryable,
             compiled=compiled_anything(outcome.step.name if outcome.step else None,
@@ -431,14 +432,15 @@ class BuildSession:
                                   env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
         self.rec.event("artifacts.verified", ok=report.ok, detail=report.describe())
         # The code objects are a fact of the result: on the console and in summary.json, not only in events.
-        self.rec.extra["code_objects"] = code_objects_json(report)
+        self.rec.journal = replace(self.rec.journal, code_objects=code_objects_json(report))
         self.say(f"code objects: {report.describe()}")
         # What an earlier attempt's artifacts carried (stale gfx objects a clean then removed) is no longer
         # true: only the latest verification's warnings stay.
         current = beyond_request(report)
         stale = [w for w in self._artifact_warnings if w not in current]
         if stale:
-            self.rec.extra["warnings"] = [w for w in self.rec.extra.get("warnings", []) if w not in stale]
+            self.rec.journal = self.rec.journal.with_warnings(
+                tuple(w for w in self.rec.journal.warnings or () if w not in stale))
         self._artifact_warnings = current
         self._warn(current)
         with log.open("ab") as handle:
@@ -462,12 +464,13 @@ class BuildSession:
 
     def _warn(self, messages: list[str]) -> None:
         """Warnings in summary.json's ``warnings`` (each once), an event and a console line each."""
-        known = self.rec.extra.setdefault("warnings", [])
+        known = list(self.rec.journal.warnings or ())
         for message in messages:
             if message not in known:
                 known.append(message)
                 self.rec.event("build.warning", message=message)
                 self.say(f"warning: {message}")
+        self.rec.journal = self.rec.journal.with_warnings(tuple(known))
 
     def _write_repro(self, number: int, plan: BuildPlan, outcome: AttemptOutcome) -> None:
         # The failing step; after a success, the build step (the one worth re-running by hand).
@@ -479,7 +482,7 @@ class BuildSession:
         self.rec.write_repro(cwd=cwd, env_set=plan.env_set, command=step.command, step=step.name, attempt=number)
 
     @staticmethod
-    def _attempt_record(result: AttemptResult, remedies: tuple[str, ...]) -> AttemptRecord:
+    def _attempt_record(result: AttemptResult, remedies: tuple[RemedyName, ...]) -> AttemptRecord:
 
         outcome, diagnosis = result.outcome, result.diagnosis
         summary = diagnosis.summary_json() if diagnosis is not None else None
@@ -488,9 +491,9 @@ class BuildSession:
             summary["oom"] = oom["status"]  # "confirmed" / "unconfirmed" (additive)
         return AttemptRecord(
             number=result.number, started=iso_seconds(outcome.started), duration_s=round(outcome.duration_s, 3),
-            ended=outcome.ended, exit_code=outcome.exit_code, log=outcome.log.name, env=result.plan.env_set,
-            diagnosis=summary, remedies=remedies,
-            step=outcome.step.name if outcome.step else None,
+            ended=attempt_end(outcome.ended), exit_code=outcome.exit_code, log=outcome.log.name,
+            env=result.plan.env_set, diagnosis=summary, remedies=remedies,
+            step=step_name(outcome.step.name) if outcome.step else None,
             ran=RunFacts(outcome.signal, outcome.stopped_early, _progress_json(outcome.progress), outcome.lines_seen),
             cache=result.cache, memory=result.memory, provenance=result.provenance, jobs=result.jobs)
 

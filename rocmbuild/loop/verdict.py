@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rocmbuild.diagnosis.catalogue import category_or_unknown, known_remedies
 from rocmbuild.loop.ladder import FailedAttempt, compiled_anything, decide
 
 # How long jobs already running may go on after the decisive line when a remedy follows and their
@@ -64,12 +65,12 @@ def early_verdict(category: str, text: str, fingerprint: str, retryable: bool, l
     what = f"{category} ({text})" if text else category
     if fail_fast or not retryable or decisive:
         return Verdict(0.0, f"fail-fast: {what}")
-    attempt = FailedAttempt(number=number, ended="exited", category=category, fingerprint=fingerprint,
-                            retryable=retryable, ladder=tuple(ladder),
+    attempt = FailedAttempt(number=number, ended="exited", category=category_or_unknown(category),
+                            fingerprint=fingerprint, retryable=retryable, ladder=known_remedies(ladder),
                             compiled=compiled_anything(None, progress_done, progress_percent, category),
                             category_retryable=category_retryable)
-    decision = decide([*history, attempt], max_attempts=max_attempts, generic_ladder=generic_ladder,
-                      unavailable=unavailable)
+    decision = decide([*history, attempt], max_attempts=max_attempts,
+                      generic_ladder=known_remedies(generic_ladder), unavailable=unavailable)
     if not decision.retry:
         return Verdict(0.0, f"verdict: {what}: {decision.reason}")
     if continuing_helps(decision.remedy, cache_on):

@@ -23,7 +23,7 @@ from rocmbuild.planning.recipe import Recipe
 from rocmbuild.records.redact import redact_value
 
 
-def rocm_json(rocm: Rocm | None) -> dict[str, Any]:
+def rocm_json(rocm: Rocm | None) -> dict[str, str | None]:
     """The plan's ``rocm`` object (contract: the same keys whether ROCm was found or not)."""
     if rocm is None:
         return {"root": None, "version": None, "origin": "not found", "version_source": "", "layout": ""}
@@ -100,7 +100,7 @@ class BuildPlan:
         return {"prepare": s.prepare, "build": s.build, "verify": s.verify}
 
     def to_json(self, ladders: Mapping[str, tuple[str, ...]] | None = None,
-                limits: Mapping[str, str] | None = None, generic: tuple[str, ...] = ()) -> dict[str, Any]:
+                limits: Mapping[str, str] | None = None, generic: tuple[str, ...] = ()) -> dict[str, object]:
         """The plan as ``plan --json`` prints it; ``ladders`` and ``generic`` come from the catalogue."""
         return {
             "recipe": self.recipe.name,

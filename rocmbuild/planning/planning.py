@@ -12,10 +12,9 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.errors import SourceError, UsageError
@@ -34,6 +33,7 @@ from rocmbuild.planning.environment import (
 )
 from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.planning.recipe import Recipe, find_recipe
+from rocmbuild.process import command as proc
 from rocmbuild.services import Services
 
 
@@ -213,7 +213,7 @@ def load_recipes(names: Sequence[str]) -> list[Recipe]:
     return [find_recipe(name) for name in names]
 
 
-def _installed(python: str, packages: Sequence[str], env: Mapping[str, str], run: Callable[..., Any]) -> bool:
+def _installed(python: str, packages: Sequence[str], env: Mapping[str, str], run: proc.Run) -> bool:
     code = "import importlib.metadata as m, sys\nfor p in sys.argv[1:]: m.version(p)"
     return bool(run([python, "-c", code, *packages], env=env).ok)
 

@@ -14,7 +14,10 @@ import contextlib
 import io
 import os
 import sys
-from typing import Any, BinaryIO, TextIO
+from typing import TYPE_CHECKING, BinaryIO, TextIO
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
 
 
 def _silence(fd: int | None) -> None:
@@ -35,7 +38,7 @@ class _ForgivingBinary(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, b: Any) -> int:
+    def write(self, b: ReadableBuffer) -> int:
         size = len(memoryview(b))
         if not self._owner.gone:
             try:

@@ -30,13 +30,14 @@ import time
 from collections import deque
 from collections.abc import Callable
 from types import TracebackType
-from typing import IO, TYPE_CHECKING, Any, BinaryIO, TextIO, cast
+from typing import IO, TYPE_CHECKING, BinaryIO, TextIO, cast
 
 from rocmbuild.process.escapes import TerminalFilter
 from rocmbuild.process.plainrelay import PlainRelay
 from rocmbuild.process.watcher import Progress, Watcher
 
 if TYPE_CHECKING:  # rich is imported where it is used: a build off a terminal starts without it
+    from _typeshed import ReadableBuffer
     from rich.console import Console
     from rich.live import Live
     from rich.text import Text
@@ -81,9 +82,10 @@ class _TextSink(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, b: Any) -> int:
-        self._text.write(bytes(b).decode("utf-8", "replace"))
-        return len(b)
+    def write(self, b: ReadableBuffer) -> int:
+        data = bytes(b)
+        self._text.write(data.decode("utf-8", "replace"))
+        return len(data)
 
     def flush(self) -> None:
         self._text.flush()

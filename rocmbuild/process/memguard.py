@@ -389,11 +389,11 @@ class MemoryGuard:
         self.paused.clear()
         self._event("memory.resumed", self.read(), procs, why="the step ended or is being stopped")
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> dict[str, object]:
         return {"reserve": self.reserve, "min_available": self.min_available, "pauses": self.pauses,
                 "max_paused": self.max_paused, "peak_total_rss": self.peak_total or None}
 
-    def _event(self, name: EventName, reading: MemoryReading, procs: Sequence[TreeProc], **extra: Any) -> None:
+    def _event(self, name: EventName, reading: MemoryReading, procs: Sequence[TreeProc], **extra: object) -> None:
         self.emit(name, available=reading.available, reserve=self.reserve, limited_by=reading.limited_by,
                   psi_some_avg10=reading.psi_some_avg10, pids=[p.pid for p in procs],
                   names=[p.name for p in procs], rss=[p.rss for p in procs], paused_now=len(self.paused),
@@ -429,7 +429,7 @@ def looks_killed(signal_number: int | None, exit_code: int | None, category: str
 
 
 def confirm_oom(cgroup_kills: int | None, log: Sequence[tuple[float, str]] | None, log_source: str, *,
-                pids: Collection[int], memcgs: Collection[str], since: float, until: float) -> dict[str, Any]:
+                pids: Collection[int], memcgs: Collection[str], since: float, until: float) -> dict[str, object]:
     """The attempt's ``oom`` record: confirmed by the kernel log or the cgroup's count, or unconfirmed (pure).
 
     The kernel log names the victim (name, PID, RSS); the cgroup count only says that one happened.
@@ -467,7 +467,7 @@ class AttemptMemory:
         self.started = time.monotonic()
         self.kernel_log = kernel_log
 
-    def finish(self, *, killed: bool = False, compiles: Sequence[Any] = ()) -> dict[str, Any]:
+    def finish(self, *, killed: bool = False, compiles: Sequence[Any] = ()) -> dict[str, object]:
         """The attempt record's ``memory``: the guard's figures, the peak per compile job, and, after a
         kill, whether it was an OOM kill (``oom``).
 
@@ -505,7 +505,7 @@ def attempt_guard(reserve_option: int | None, rec: RunRecorder, number: int) -> 
         return None
     reserve = reserve_option if reserve_option is not None else default_reserve(read_total())
 
-    def emit(name: EventName, **fields: Any) -> None:
+    def emit(name: EventName, **fields: object) -> None:
         rec.event(name, attempt=number, **fields)
 
     return AttemptMemory(MemoryGuard(reserve, emit), rec, number)

@@ -14,7 +14,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocmbuild.process import containment
 from rocmbuild.process.command import pending_pids
@@ -31,7 +31,7 @@ _PR_GET_CHILD_SUBREAPER = 37
 @contextlib.contextmanager
 def subreaper() -> Iterator[None]:
     """Orphans of the build are re-parented to us (not init) while this is active (Linux)."""
-    libc: Any = None
+    libc: ctypes.CDLL | None = None
     previous = ctypes.c_int(1)
     if sys.platform.startswith("linux"):
         try:

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import psutil
 
@@ -66,16 +65,18 @@ def tail_lines(path: Path, count: int = 10) -> tuple[str, ...]:
     return tuple(scanner.recent(count))
 
 
-def live_state(run_dir: Path, summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> LiveState:
+def live_state(run_dir: Path, run_started: str | None, events: Sequence[Mapping[str, object]]) -> LiveState:
+    """How a run that has not ended stands (``run_started``: summary.json's ``started``)."""
     # The rocmbuild writing the run now: the one that started it, or the last one that resumed it.
     writers = [e for e in events if e.get("event") in ("run.started", "run.resumed")]
-    started: Mapping[str, Any] = writers[-1] if writers else {}
-    pid = started.get("pid")
-    pid = pid if isinstance(pid, int) else None
+    started: Mapping[str, object] = writers[-1] if writers else {}
+    found = started.get("pid")
+    pid = found if isinstance(found, int) else None
     attempt_events = [e for e in events if e.get("event") == "attempt.started"]
     attempt = attempt_events[-1].get("attempt") if attempt_events else None
     log = f"attempt-{attempt}.log" if isinstance(attempt, int) else None
-    return LiveState(pid=pid, alive=writer_alive(pid, started.get("timestamp") or summary.get("started")),
+    stamp = started.get("timestamp")
+    return LiveState(pid=pid, alive=writer_alive(pid, stamp if isinstance(stamp, str) and stamp else run_started),
                      attempt=attempt if isinstance(attempt, int) else None, step_log=log,
                      last_lines=tail_lines(run_dir / log) if log else ())
 

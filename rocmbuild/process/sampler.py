@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rocmbuild.process.memguard import cgroup_memory, read_memory, tree_procs
 
@@ -27,7 +27,7 @@ INTERVAL_S = 2.0  # one sample every this many seconds while a step runs
 class ResourceSampler:
     """A TreeMonitor: the inner monitor (the memory guard) plus one sample every ``interval`` seconds."""
 
-    def __init__(self, record: Callable[[dict[str, Any]], None], attempt: int, watcher: Watcher,
+    def __init__(self, record: Callable[[dict[str, float | None]], None], attempt: int, watcher: Watcher,
                  inner: TreeMonitor | None = None, interval: float = INTERVAL_S,
                  clock: Callable[[], float] = time.monotonic) -> None:
         self.record = record  # where a sample goes (records/samples.py's SampleLog.add)
@@ -51,7 +51,7 @@ class ResourceSampler:
         if self.inner is not None:
             self.inner.release()
 
-    def measure(self, root_pid: int) -> dict[str, Any]:
+    def measure(self, root_pid: int) -> dict[str, float | None]:
         reading = read_memory(root_pid)
         paused = set(getattr(self.inner, "paused", {}) or {})
         # The guard walks the tree every half second already (a walk reads all of /proc: ~0.15 s on a

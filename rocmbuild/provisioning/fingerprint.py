@@ -27,6 +27,7 @@ from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import command as proc
 from rocmbuild.provisioning import buildinputs, outputs, treehash
 from rocmbuild.provisioning.reverify import run_verify
+from rocmbuild.records.recordfile import as_object
 from rocmbuild.verification.artifacts import verify_artifacts
 
 Stop = Callable[[], "str | None"]
@@ -53,7 +54,7 @@ class Fingerprint:
         blob = json.dumps(dict(sorted(self.parts.items())), sort_keys=True).encode()
         return hashlib.sha256(blob).hexdigest()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"digest": self.digest, "parts": dict(self.parts)}
 
 
@@ -136,7 +137,7 @@ def stat_cache_path(source: Path) -> Path:
     return store_dir() / f"{_sha(str(source.resolve()))}.stat.json"
 
 
-def load_record(source: Path) -> dict[str, Any] | None:
+def load_record(source: Path) -> dict[str, object] | None:
     """The tree's last success (parts, outputs, env hashes), or None: none, or unreadable, or damaged."""
     try:
         path = store_path(source)
@@ -153,7 +154,7 @@ def load_record(source: Path) -> dict[str, Any] | None:
 def load(source: Path) -> dict[str, str] | None:
     """The parts of the tree's last successful build, or None."""
     data = load_record(source)
-    return {str(k): str(v) for k, v in data["parts"].items()} if data is not None else None
+    return {str(k): str(v) for k, v in as_object(data.get("parts")).items()} if data is not None else None
 
 
 def save(source: Path, fingerprint: Fingerprint, recipe: str, built: outputs.Outputs | None = None,
@@ -191,7 +192,7 @@ class UpToDate:
     differs: tuple[str, ...]
     artifacts: str  # what the outputs, artifacts and verify checks said ("not checked" when the fingerprint differs)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"up_to_date": self.ok, "compared": dict(self.fingerprint.parts), "digest": self.fingerprint.digest,
                 "differs": list(self.differs), "artifacts": self.artifacts}
 

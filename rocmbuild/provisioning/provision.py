@@ -24,6 +24,7 @@ from rocmbuild.provisioning.wheels import (  # noqa: F401  (wheels' names, as ca
     wheel_hint,
     wheel_todo,
 )
+from rocmbuild.records.journal import Wheels
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Streams
 
@@ -47,7 +48,7 @@ def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams
     data = verdict.to_json()
     if options.force:
         data.update(up_to_date=False, differs=["--force"])
-    rec.extra["up_to_date"] = data
+    rec.journal = replace(rec.journal, up_to_date=data)
     rec.event("fingerprint.compared", **data)
     tree = verdict.fingerprint.tree
     if tree is not None and not tree.cacheable:  # said once: after the build it is not walked again
@@ -61,7 +62,7 @@ def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams
                                                             verdict.fingerprint.digest):
             # A node re-run with --wheel-dir still makes sure its wheel is there.
             result = publish_wheels(plan, options, rec, streams, verdict.fingerprint, bounds)
-            rec.extra["wheels"] = result.to_json()
+            rec.journal = replace(rec.journal, wheels=Wheels(result.to_json()))
             return verdict if result.ok else replace(verdict, ok=False)
         return verdict
     fingerprint.forget(plan.source)
@@ -79,7 +80,7 @@ def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOpt
     if options.wheel_dir is None:
         return Outcome.SUCCEEDED, reason
     result = publish_wheels(final_plan, options, rec, streams, current, bounds)
-    rec.extra["wheels"] = {**result.to_json(), **({"todo": wheel_todo(result)} if not result.ok else {})}
+    rec.journal = replace(rec.journal, wheels=Wheels(result.to_json(), wheel_todo(result) if not result.ok else None))
     if not result.ok:
         return result.outcome if result.outcome != Outcome.SUCCEEDED else Outcome.FAILED, (
             f"built, but the wheel step failed: {result.detail}")
@@ -96,7 +97,7 @@ def _record_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildO
         except OSError as exc:  # the record stays stale; the next run's compare still rebuilds on any change
             why += f"; the old record could not be removed ({exc.strerror or exc})"
         rec.event("fingerprint.not_saved", reason=why)
-        rec.extra["fingerprint_saved"] = False
+        rec.journal = replace(rec.journal, fingerprint_saved=False)
 
     try:
         current = fingerprint.compute(base_plan, stop=stop)
@@ -129,5 +130,5 @@ def _record_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildO
         return current
     rec.event("fingerprint.saved", digest=current.digest, parts=dict(current.parts), path=str(where),
               outputs=built.kind, output_files=len(built.files))
-    rec.extra["fingerprint_saved"] = True
+    rec.journal = replace(rec.journal, fingerprint_saved=True)
     return current

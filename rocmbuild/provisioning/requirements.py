@@ -43,7 +43,7 @@ class Provided:
     installed: bool  # False in plan mode: it would be installed
     hip: str | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"recipe": self.recipe, "package": self.package, "version": self.version, "from": self.source,
                 "installed": self.installed, "hip": self.hip}
 

@@ -21,7 +21,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import filelock
 
@@ -32,6 +32,9 @@ from rocmbuild.process.sidestep import Bounds, ended_why, run_step, tail
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Streams
 from rocmbuild.verification.artifacts import verify_artifacts
+
+if TYPE_CHECKING:  # fingerprint.py imports this module's names
+    from rocmbuild.provisioning.fingerprint import Fingerprint
 
 MANIFEST = "manifest.json"
 MANIFEST_MAX_BYTES = 64 << 20  # a manifest of 100,000 wheels is ~30 MB; anything larger is not one
@@ -162,7 +165,7 @@ class WheelResult:
     outcome: Outcome = Outcome.SUCCEEDED  # FAILED, or BUDGET_EXHAUSTED / INTERRUPTED when stopped
     todo: str = ""  # what to do, when the failure's cause is known (wheel_hint)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"ok": self.ok, "detail": self.detail, "log": self.log,
                 "wheels": [{"file": name, "sha256": sha} for name, sha in self.wheels]}
 
@@ -247,7 +250,7 @@ def _keep_in_run_dir(wheel: Path, rec: RunRecorder) -> Path:
 
 
 def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams,
-                   current: Any, bounds: Bounds | None = None) -> WheelResult:
+                   current: Fingerprint, bounds: Bounds | None = None) -> WheelResult:
     """Run the wheel step, verify, and publish into --wheel-dir; ``current`` is the build's fingerprint."""
     assert options.wheel_dir is not None
     target = options.wheel_dir
@@ -275,7 +278,7 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
         return _publish(plan, options, rec, streams, current, verified, log)
 
 
-def _publish(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams, current: Any,
+def _publish(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams, current: Fingerprint,
              verified: list[tuple[Path, str]], log: Path) -> WheelResult:
     target = options.wheel_dir
     assert target is not None

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.errors import ExitCode, UsageError
@@ -56,12 +55,12 @@ class Started:
 
     pid: int
     exit_code: int | None = None
-    error: dict[str, Any] | None = None
+    error: dict[str, object] | None = None
 
 
 # The background run's end of the pipe to the foreground, until it has passed its refusals.
 _REPORT: list[int] = []
-_ERROR: dict[str, Any] = {}
+_ERROR: dict[str, object] = {}
 
 
 def detach(run_dir: Path) -> Started | None:

@@ -15,10 +15,18 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from rocmbuild import paths
-from rocmbuild.records.recordfile import CorruptRecord, read_path_lines, read_summary
+from rocmbuild.records.recordfile import (
+    CorruptRecord,
+    JSONObject,
+    as_list,
+    as_number,
+    as_objects,
+    as_strs,
+    read_path_lines,
+    read_summary,
+)
 from rocmbuild.records.runindex import index_path
 
 
@@ -37,9 +45,9 @@ def run_dirs() -> list[Path]:
     return list(found.values())
 
 
-def load_summaries(paths: Iterable[Path], skipped: list[CorruptRecord] | None = None) -> list[dict[str, Any]]:
+def load_summaries(paths: Iterable[Path], skipped: list[CorruptRecord] | None = None) -> list[JSONObject]:
     """The usable summaries among ``paths``; a damaged one is skipped (and appended to ``skipped``), not fatal."""
-    summaries = []
+    summaries: list[JSONObject] = []
     for path in paths:
         try:
             data = read_summary(path)
@@ -64,24 +72,24 @@ class HistoryRow:
     cured_by: str | None   # the remedies applied before the attempt that succeeded (None: first try, or failed)
 
 
-def _attempts(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    return [a for a in summary.get("attempts") or [] if isinstance(a, Mapping)]
+def _attempts(summary: Mapping[str, object]) -> list[Mapping[str, object]]:
+    return as_objects(summary.get("attempts"))
 
 
-def history_row(summary: Mapping[str, Any]) -> HistoryRow:
+def history_row(summary: Mapping[str, object]) -> HistoryRow:
     attempts = _attempts(summary)
     cured_by = None
     if summary.get("outcome") == "succeeded" and len(attempts) > 1:
         # the remedies after the last failure (an attempt killed and resumed is not a failure)
         failed = [a for a in attempts[:-1] if a.get("diagnosis")]
-        cured_by = "+".join(failed[-1].get("remedies") or []) or None if failed else None
+        cured_by = "+".join(as_strs(failed[-1].get("remedies"))) or None if failed else None
     return HistoryRow(run_dir=str(summary.get("run_dir")), recipe=str(summary.get("recipe")),
-                      arch=";".join(summary.get("arch") or []), started=str(summary.get("started") or ""),
-                      duration_s=summary.get("duration_s"), outcome=str(summary.get("outcome")),
+                      arch=";".join(as_strs(summary.get("arch"))), started=str(summary.get("started") or ""),
+                      duration_s=as_number(summary.get("duration_s")), outcome=str(summary.get("outcome")),
                       attempts=len(attempts), cured_by=cured_by)
 
 
-def history_rows(summaries: Iterable[Mapping[str, Any]], recipe: str | None = None) -> list[HistoryRow]:
+def history_rows(summaries: Iterable[Mapping[str, object]], recipe: str | None = None) -> list[HistoryRow]:
     rows = [history_row(s) for s in summaries if recipe is None or s.get("recipe") == recipe]
     return sorted(rows, key=lambda r: r.started)
 
@@ -96,7 +104,7 @@ class SignatureStats:
     tried: dict[str, int] = field(default_factory=dict)      # remedy -> times applied after this signature
 
 
-def signature_stats(summaries: Iterable[Mapping[str, Any]]) -> list[SignatureStats]:
+def signature_stats(summaries: Iterable[Mapping[str, object]]) -> list[SignatureStats]:
     """Per signature: attempts that ended in it, and how often the next attempt got past it, by remedy."""
     seen: dict[str, int] = {}
     category: dict[str, str] = {}
@@ -111,7 +119,7 @@ def signature_stats(summaries: Iterable[Mapping[str, Any]]) -> list[SignatureSta
             sig = str(diagnosis.get("signature") or diagnosis.get("category") or "unknown")
             seen[sig] = seen.get(sig, 0) + 1
             category.setdefault(sig, str(diagnosis.get("category")))
-            remedies = [str(r) for r in attempt.get("remedies") or []]
+            remedies = [str(r) for r in as_list(attempt.get("remedies"))]
             if not remedies or index + 1 >= len(attempts):
                 continue
             name = "+".join(remedies)

@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from rocmbuild.records.history import history_rows, signature_stats
 from rocmbuild.records.htmlpage import epoch, esc, items, page, table
 from rocmbuild.records.notifymessage import human_duration
+from rocmbuild.records.recordfile import as_list, as_number, as_objects
 from rocmbuild.records.svgchart import PAD_B, PAD_L, PAD_R, PAD_T, W
 
 _GOOD = ("succeeded", "up_to_date")
@@ -54,28 +54,28 @@ def duration_chart(title: str, points: Sequence[tuple[float, float, bool]]) -> s
     return "".join(out)
 
 
-def _groups(summaries: Sequence[Mapping[str, Any]]) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+def _groups(summaries: Sequence[Mapping[str, object]]) -> dict[tuple[str, str], list[Mapping[str, object]]]:
+    groups: dict[tuple[str, str], list[Mapping[str, object]]] = {}
     for s in summaries:
         key = (str(s.get("recipe")), ";".join(str(a) for a in items(s.get("arch"))) or "?")
         groups.setdefault(key, []).append(s)
     return groups
 
 
-def usable(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+def usable(summary: Mapping[str, object]) -> dict[str, object] | None:
     """A summary with the shapes the page reads, or None (a record of the wrong shape is left out)."""
     if not isinstance(summary.get("arch"), list) or not isinstance(summary.get("attempts"), list):
         return None
     attempts = [dict(a, remedies=[str(r) for r in items(a.get("remedies"))],
                      diagnosis=a.get("diagnosis") if isinstance(a.get("diagnosis"), Mapping) else None)
-                for a in summary["attempts"] if isinstance(a, Mapping)]
+                for a in as_objects(summary.get("attempts"))]
     duration = summary.get("duration_s")
-    return dict(summary, arch=[str(a) for a in summary["arch"]], attempts=attempts,
+    return dict(summary, arch=[str(a) for a in as_list(summary.get("arch"))], attempts=attempts,
                 duration_s=duration if isinstance(duration, int | float) and not isinstance(duration, bool) else None,
                 started=str(summary.get("started") or ""), recipe=str(summary.get("recipe")))
 
 
-def render_history(summaries: Sequence[Mapping[str, Any]]) -> str:
+def render_history(summaries: Sequence[Mapping[str, object]]) -> str:
     summaries = [u for s in summaries if isinstance(s, Mapping) and (u := usable(s)) is not None]
     rows = history_rows(summaries)
     groups = _groups(summaries)
@@ -95,8 +95,8 @@ def render_history(summaries: Sequence[Mapping[str, Any]]) -> str:
                            esc(human_duration(sum(durations) / len(durations)) if durations else "-"),
                            f"<span class=\"{'ok' if last.get('outcome') in _GOOD else 'bad'}\">"
                            f"{esc(last.get('outcome'))}</span>"])
-        points = [(t, float(r["duration_s"]), r.get("outcome") in _GOOD) for r in runs
-                  if (t := epoch(r.get("started"))) is not None and isinstance(r.get("duration_s"), (int, float))]
+        points = [(t, d, r.get("outcome") in _GOOD) for r in runs
+                  if (t := epoch(r.get("started"))) is not None and (d := as_number(r.get("duration_s"))) is not None]
         charts.append(duration_chart(f"{recipe} for {arch}: duration per run", points))
     parts.append("<h2 id=\"by-recipe\">By recipe and arch</h2>"
                  + table(["recipe", "arch", "runs", "success rate", "mean duration", "last"], group_rows,

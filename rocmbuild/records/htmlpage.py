@@ -12,7 +12,6 @@ from __future__ import annotations
 import html
 import re
 from datetime import datetime
-from typing import Any
 
 _CONTROL = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|[\x00-\x08\x0b-\x1f\x7f]")
 
@@ -60,7 +59,7 @@ main,.next,p,li,td{overflow-wrap:anywhere}
 """
 
 
-def esc(value: Any) -> str:
+def esc(value: object) -> str:
     """Text for the page: control sequences dropped, then HTML-escaped (quotes too, for attributes)."""
     return html.escape(_CONTROL.sub("", str(value)), quote=True)
 
@@ -74,7 +73,7 @@ def page(title: str, body: str) -> str:
             f"<title>{esc(title)}</title><style>{CSS}</style></head>\n<body><main>\n{body}\n</main></body></html>\n")
 
 
-def epoch(stamp: Any) -> float | None:
+def epoch(stamp: object) -> float | None:
     """Seconds since the epoch from an ISO timestamp of the records (None when it is not one)."""
     if not isinstance(stamp, str):
         return None
@@ -84,17 +83,17 @@ def epoch(stamp: Any) -> float | None:
         return None
 
 
-def items(value: Any) -> list[Any]:
+def items(value: object) -> list[object]:
     """A record's list field, or [] when the record holds something else there (records are not trusted)."""
     return list(value) if isinstance(value, list | tuple) else []
 
 
-def key(value: Any) -> Any:
+def key(value: object) -> object:
     """A value usable as a dict key (a list or dict where a number belongs is no key: None)."""
     return value if isinstance(value, str | int | float | None) else None
 
 
-def gib(value: Any) -> str:
+def gib(value: object) -> str:
     return f"{value / 1024 ** 3:.1f} GiB" if isinstance(value, (int, float)) and not isinstance(value, bool) else "-"
 
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from rocmbuild.errors import RocmbuildError
 from rocmbuild.records.htmlpage import epoch, esc, gib, items, page, table
 from rocmbuild.records.htmlpage import key as as_key
 from rocmbuild.records.notifymessage import cured_todo, decisive, human_duration
 from rocmbuild.records.recorder import load_run, write_private
+from rocmbuild.records.recordfile import as_list, as_object
 from rocmbuild.records.rundiff import diff_runs, last_good_run
 from rocmbuild.records.samples import load_samples
 from rocmbuild.records.svgchart import Mark, Series, Span, clock, lane, line_chart
@@ -26,19 +26,19 @@ from rocmbuild.records.svgchart import Mark, Series, Span, clock, lane, line_cha
 _GOOD = ("succeeded", "up_to_date")
 
 
-def _attempts(summary: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+def _attempts(summary: Mapping[str, object]) -> list[Mapping[str, object]]:
     return [a for a in items(summary.get("attempts")) if isinstance(a, Mapping)]
 
 
-def _events(events: Sequence[Any], name: str) -> list[Mapping[str, Any]]:
+def _events(events: Sequence[object], name: str) -> list[Mapping[str, object]]:
     return [e for e in events if isinstance(e, Mapping) and e.get("event") == name]
 
 
-def _num(value: Any) -> float | None:
+def _num(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
-def run_window(summary: Mapping[str, Any], events: Sequence[Any], samples: Sequence[Mapping[str, Any]]
+def run_window(summary: Mapping[str, object], events: Sequence[object], samples: Sequence[Mapping[str, float]]
                ) -> tuple[float, float]:
     """(start, end) of the run in epoch seconds: the summary's, widened to every event and sample."""
     times = [t for t in (epoch(summary.get("started")), epoch(summary.get("finished"))) if t is not None]
@@ -49,7 +49,7 @@ def run_window(summary: Mapping[str, Any], events: Sequence[Any], samples: Seque
     return min(times), max(max(times), min(times) + 1.0)
 
 
-def timeline(summary: Mapping[str, Any], events: Sequence[Any], start: float) -> tuple[list[Span], list[Mark]]:
+def timeline(summary: Mapping[str, object], events: Sequence[object], start: float) -> tuple[list[Span], list[Mark]]:
     """Attempts, waits and pauses as spans, OOM kills as marks, in seconds since ``start`` (pure)."""
     spans: list[Span] = []
     marks: list[Mark] = []
@@ -68,7 +68,7 @@ def timeline(summary: Mapping[str, Any], events: Sequence[Any], start: float) ->
                else "att-ok")
         what = (f"{diagnosis.get('category')}" if isinstance(diagnosis, Mapping) else str(attempt.get("ended")))
         spans.append(Span(t0 - start, t1 - start, css, f"#{number}: {what}, {human_duration(duration)}"))
-        oom = (attempt.get("memory") or {}).get("oom") if isinstance(attempt.get("memory"), Mapping) else None
+        oom = as_object(attempt.get("memory")).get("oom")
         if isinstance(oom, Mapping) and oom.get("confirmed"):
             marks.append(Mark(t1 - start, "oom", f"OOM kill (attempt {number})"))
     for wait in _events(events, "retry.waiting"):
@@ -84,7 +84,7 @@ def timeline(summary: Mapping[str, Any], events: Sequence[Any], start: float) ->
     return spans, marks
 
 
-def pause_spans(events: Sequence[Any], start: float, attempts: Sequence[Span] = ()) -> list[Span]:
+def pause_spans(events: Sequence[object], start: float, attempts: Sequence[Span] = ()) -> list[Span]:
     """Memory-guard pauses: from a ``memory.paused`` until the ``memory.resumed`` that leaves none paused."""
     spans: list[Span] = []
     opened: float | None = None
@@ -109,7 +109,7 @@ def pause_spans(events: Sequence[Any], start: float, attempts: Sequence[Span] = 
     return spans
 
 
-def _header(summary: Mapping[str, Any], run_dir: Path) -> str:
+def _header(summary: Mapping[str, object], run_dir: Path) -> str:
     outcome = str(summary.get("outcome") or "unknown")
     attempts = _attempts(summary)
     arch = ";".join(str(a) for a in items(summary.get("arch")))
@@ -127,7 +127,7 @@ def _header(summary: Mapping[str, Any], run_dir: Path) -> str:
     return "".join(parts)
 
 
-def _timeline_section(summary: Mapping[str, Any], events: Sequence[Any], start: float, end: float) -> str:
+def _timeline_section(summary: Mapping[str, object], events: Sequence[object], start: float, end: float) -> str:
     spans, marks = timeline(summary, events, start)
     items = sorted([(s.start, s.label, s.css) for s in spans] + [(m.at, m.label, m.css) for m in marks])
     tone = {"att-bad": "bad", "oom": "bad", "att-ok": "ok"}
@@ -140,7 +140,7 @@ def _timeline_section(summary: Mapping[str, Any], events: Sequence[Any], start: 
             f"{legend}<ol class=\"timeline\">{listed}</ol>")
 
 
-def _charts(samples: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], events: Sequence[Any],
+def _charts(samples: Sequence[Mapping[str, float]], summary: Mapping[str, object], events: Sequence[object],
             start: float, end: float) -> str:
     if not samples:
         return ("<h2 id=\"resources\">Memory and progress</h2><p class=\"muted\">no resource samples were "
@@ -189,7 +189,7 @@ def _charts(samples: Sequence[Mapping[str, Any]], summary: Mapping[str, Any], ev
             f"<p class=\"muted\">{esc(' · '.join(f for f in facts if f))}</p>{progress}{jobs_chart}")
 
 
-def _failures(summary: Mapping[str, Any], events: Sequence[Any]) -> str:
+def _failures(summary: Mapping[str, object], events: Sequence[object]) -> str:
     diagnosed = {as_key(e.get("attempt")): e for e in _events(events, "failure.diagnosed")}
     blocks = []
     for attempt in _attempts(summary):
@@ -211,7 +211,7 @@ def _failures(summary: Mapping[str, Any], events: Sequence[Any]) -> str:
     return "<h2 id=\"decisive\">The decisive line in its context</h2>" + "".join(blocks)
 
 
-def _env_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
+def _env_diff(before: Mapping[str, object], after: Mapping[str, object]) -> list[str]:
     changes = []
     for key in sorted(set(before) | set(after)):
         if before.get(key) != after.get(key):
@@ -224,7 +224,7 @@ def _env_diff(before: Mapping[str, Any], after: Mapping[str, Any]) -> list[str]:
     return changes
 
 
-def _remedies(summary: Mapping[str, Any], events: Sequence[Any]) -> str:
+def _remedies(summary: Mapping[str, object], events: Sequence[object]) -> str:
     attempts = _attempts(summary)
     applied = _events(events, "remedy.applied")
     removed = _events(events, "path.removed")
@@ -238,9 +238,8 @@ def _remedies(summary: Mapping[str, Any], events: Sequence[Any]) -> str:
         nxt = attempts[index + 1]
         details = [str(e.get("detail")) for e in applied if e.get("remedy") in names]
         paths = [str(e.get("path")) for e in removed if e.get("remedy") in names]
-        before = attempt.get("env") if isinstance(attempt.get("env"), Mapping) else {}
-        after = nxt.get("env") if isinstance(nxt.get("env"), Mapping) else {}
-        diff = _env_diff(before or {}, after or {})
+        before, after = as_object(attempt.get("env")), as_object(nxt.get("env"))
+        diff = _env_diff(before, after)
         changed = "".join(f"<code>{esc(d)}</code><br>" for d in diff) or "<span class=\"muted\">no env change</span>"
         gone = "".join(f"<code>{esc(p)}</code><br>" for p in paths) or "<span class=\"muted\">none</span>"
         jobs = (f"<br>MAX_JOBS {esc(before.get('MAX_JOBS'))} → {esc(after.get('MAX_JOBS'))}"
@@ -255,7 +254,7 @@ def _remedies(summary: Mapping[str, Any], events: Sequence[Any]) -> str:
             + table(["when", "remedy", "environment diff", "paths removed", "next attempt"], rows))
 
 
-def _verified(events: Sequence[Any]) -> str:
+def _verified(events: Sequence[object]) -> str:
     rows = [[f"<span class=\"{'ok' if e.get('ok') else 'bad'}\">{'ok' if e.get('ok') else 'failed'}</span>",
              "artifacts", f"<code>{esc(e.get('detail'))}</code>"] for e in _events(events, "artifacts.verified")]
     rows += [[f"<span class=\"{'ok' if e.get('ok') else 'bad'}\">{'ok' if e.get('ok') else 'failed'}</span>",
@@ -266,25 +265,25 @@ def _verified(events: Sequence[Any]) -> str:
     return "<h2 id=\"verified\">Code objects verified</h2>" + table(["result", "what", "per artifact"], rows)
 
 
-def _diff_section(diff: Mapping[str, Any] | None, note: str | None) -> str:
+def _diff_section(diff: Mapping[str, object] | None, note: str | None) -> str:
     if diff is None:
         return f"<h2 id=\"diff\">Against the last good run</h2><p class=\"muted\">{esc(note or 'no diff')}</p>"
     rows = []
     for group, title in (("env", "environment"), ("facts", "toolchain / source"), ("options", "options")):
-        for key, pair in (diff.get(group) or {}).items():
+        for key, pair in as_object(diff.get(group)).items():
             if isinstance(pair, Mapping):
                 rows.append([esc(title), f"<code>{esc(key)}</code>", f"<code>{esc(pair.get('this'))}</code>",
                              f"<code>{esc(pair.get('other'))}</code>"])
     body = table(["what", "name", "this run", "last good run"], rows) if rows else "<p>nothing differs</p>"
-    new = diff.get("new_log_lines")
+    new = as_list(diff.get("new_log_lines"))
     if new:
         body += "<p>log lines new against the good run's log:</p><pre>" + "\n".join(esc(x) for x in new) + "</pre>"
     return (f"<h2 id=\"diff\">Against the last good run</h2><p class=\"muted\">vs <code>{esc(diff.get('other'))}"
             f"</code></p>{body}")
 
 
-def render_report(summary: Mapping[str, Any], events: Sequence[Any], samples: Sequence[Mapping[str, Any]],
-                  run_dir: Path, diff: Mapping[str, Any] | None = None, diff_note: str | None = None) -> str:
+def render_report(summary: Mapping[str, object], events: Sequence[object], samples: Sequence[Mapping[str, float]],
+                  run_dir: Path, diff: Mapping[str, object] | None = None, diff_note: str | None = None) -> str:
     """The whole page (pure)."""
     start, end = run_window(summary, events, samples)
     notify = summary.get("notify")
@@ -315,7 +314,7 @@ def write_report(run_dir: Path, output: Path | None) -> Path | None:
 def report_html(run_dir: Path) -> str:
     """The page of ``run_dir``, with the diff against the last good run of its recipe when there is one."""
     summary, events = load_run(run_dir)
-    diff: Mapping[str, Any] | None = None
+    diff: Mapping[str, object] | None = None
     note = None
     try:
         diff = diff_runs(run_dir, last_good_run(run_dir, summary)).to_json()

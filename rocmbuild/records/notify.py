@@ -25,15 +25,17 @@ import json
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from rocmbuild.process.contained import run_contained
 from rocmbuild.records.htmlreport import write_report
+from rocmbuild.records.journal import read_journal
 from rocmbuild.records.notifymessage import build_message
 from rocmbuild.records.recorder import write_private
+from rocmbuild.records.recordfile import CorruptRecord
 from rocmbuild.records.redact import redact, redact_text, redact_urls, secret_values
 
 DEFAULT_NOTIFY_TIMEOUT_S = 60.0
@@ -68,7 +70,7 @@ def notification_urls(value: str) -> list[str] | None:
     return tokens if tokens and all(_URL.match(t) for t in tokens) else None
 
 
-def notify_env(environ: Mapping[str, str], summary: Mapping[str, Any], run_dir: Path,
+def notify_env(environ: Mapping[str, str], summary: Mapping[str, object], run_dir: Path,
                report: Path | None = None) -> dict[str, str]:
     """The command's environment: the caller's plus the ROCMBUILD_ variables of the contract."""
     env = dict(environ)
@@ -80,7 +82,7 @@ def notify_env(environ: Mapping[str, str], summary: Mapping[str, Any], run_dir: 
     return env
 
 
-def _read_summary(run_dir: Path) -> tuple[str, dict[str, Any]]:
+def _read_summary(run_dir: Path) -> tuple[str, dict[str, object]]:
     try:
         with (run_dir / "summary.json").open("rb") as handle:
             raw = handle.read(MAX_SUMMARY_BYTES + 1)
@@ -148,13 +150,11 @@ def _record(run_dir: Path, result: NotifyResult) -> None:
     data = redact(asdict(result))
     summary_path = run_dir / "summary.json"
     try:
-        summary = json.loads(summary_path.read_text(encoding="utf-8"))
-        if isinstance(summary, dict):
-            summary["notify"] = data
-            tmp = run_dir / ".summary.json.tmp"
-            write_private(tmp, json.dumps(summary, indent=2, default=str) + "\n")
-            tmp.replace(summary_path)
-    except (OSError, ValueError, RecursionError):
+        summary = replace(read_journal(run_dir), notify=data)
+        tmp = run_dir / ".summary.json.tmp"
+        write_private(tmp, json.dumps(summary.to_json(), indent=2, default=str) + "\n")
+        tmp.replace(summary_path)
+    except (OSError, CorruptRecord):
         pass  # no readable summary: the event below still says how notify went
     event = {"event": "notify.finished", **data, "timestamp": datetime.now(UTC).isoformat()}
     try:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+
+from rocmbuild.records.recordfile import as_object
 
 MAX_LINE = 300
 
 
-def _items(value: Any) -> list[Any]:
+def _items(value: object) -> list[object]:
     return list(value) if isinstance(value, list | tuple) else []
 
 
@@ -26,7 +27,7 @@ class Message:
     failed: bool
 
 
-def human_duration(seconds: Any) -> str:
+def human_duration(seconds: object) -> str:
     if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < 0:
         return "?"
     total = round(seconds)
@@ -42,7 +43,7 @@ def _clip(text: str, limit: int = MAX_LINE) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def decisive(summary: Mapping[str, Any]) -> str | None:
+def decisive(summary: Mapping[str, object]) -> str | None:
     """The last failed attempt's decisive line (None after a success or a stop from outside)."""
     if summary.get("outcome") in ("succeeded", "up_to_date", "running"):
         return None
@@ -54,7 +55,7 @@ def decisive(summary: Mapping[str, Any]) -> str | None:
     return str(diagnosis.get("text")) if isinstance(diagnosis, Mapping) and diagnosis.get("text") else None
 
 
-def cure(summary: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]] | None:
+def cure(summary: Mapping[str, object]) -> tuple[Mapping[str, object], list[str]] | None:
     """After a failed-then-cured run: the last cured failure's attempt and what its remedy set (pure)."""
     if summary.get("outcome") not in ("succeeded", "up_to_date"):
         return None
@@ -63,14 +64,14 @@ def cure(summary: Mapping[str, Any]) -> tuple[Mapping[str, Any], list[str]] | No
         attempt = attempts[index]
         if isinstance(attempt.get("diagnosis"), Mapping) and attempt.get("remedies"):
             raw_before, raw_after = attempt.get("env"), attempts[index + 1].get("env")
-            before: Mapping[str, Any] = raw_before if isinstance(raw_before, Mapping) else {}
-            after: Mapping[str, Any] = raw_after if isinstance(raw_after, Mapping) else {}
+            before: Mapping[str, object] = raw_before if isinstance(raw_before, Mapping) else {}
+            after: Mapping[str, object] = raw_after if isinstance(raw_after, Mapping) else {}
             changes = [f"{k}={after[k]}" for k in sorted(after) if before.get(k) != after[k]]
             return attempt, changes
     return None
 
 
-def cured_todo(summary: Mapping[str, Any]) -> str | None:
+def cured_todo(summary: Mapping[str, object]) -> str | None:
     """The next step after a cured failure: make the cure part of the command, so no attempt fails next time."""
     found = cure(summary)
     if found is None:
@@ -83,7 +84,7 @@ def cured_todo(summary: Mapping[str, Any]) -> str | None:
     return f"nothing is broken; attempt {attempt.get('number')} failed and {remedies} cured it"
 
 
-def build_message(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]], report: str) -> Message:
+def build_message(summary: Mapping[str, object], events: Sequence[Mapping[str, object]], report: str) -> Message:
     outcome = str(summary.get("outcome") or "unknown")
     recipe = str(summary.get("recipe") or "?")
     arch = ";".join(str(a) for a in _items(summary.get("arch"))) or "?"
@@ -96,7 +97,7 @@ def build_message(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]
     found = cure(summary)
     if found is not None:
         attempt, _ = found
-        diagnosis = attempt["diagnosis"]
+        diagnosis = as_object(attempt.get("diagnosis"))
         remedies = ", ".join(str(r) for r in _items(attempt.get("remedies")))
         lines.append(f"decisive line (attempt {attempt.get('number')}, cured by {remedies}): "
                      f"{_clip(str(diagnosis.get('text')))}")

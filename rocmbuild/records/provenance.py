@@ -15,7 +15,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import regex
 
@@ -120,7 +119,7 @@ def tool_versions(*, python: str, env: Mapping[str, str], rocm_version: str | No
     versions["cmake"] = _first_line(run(["cmake", "--version"], env=environ))
     versions["ninja"] = _first_line(run(["ninja", "--version"], env=environ))
     result = run([python, "-c", _PYTHON_VERSIONS], env=environ)
-    packages: dict[str, Any] = {}
+    packages: dict[str, object] = {}
     if result.ok:
         try:
             packages = json.loads(result.output.strip().splitlines()[-1])
@@ -132,7 +131,7 @@ def tool_versions(*, python: str, env: Mapping[str, str], rocm_version: str | No
     return versions
 
 
-def git_state(source: Path, env: Mapping[str, str], run: proc.Run = proc.capture) -> dict[str, Any]:
+def git_state(source: Path, env: Mapping[str, str], run: proc.Run = proc.capture) -> dict[str, object]:
     """The source tree's commit and its submodules' SHAs (empty outside a git tree)."""
     if not (source / ".git").exists():
         return {}
@@ -143,7 +142,7 @@ def git_state(source: Path, env: Mapping[str, str], run: proc.Run = proc.capture
 
 
 def collect(*, source: Path, log: Path, python: str, env: Mapping[str, str], rocm_version: str | None,
-            hip_compiler: str | None, run: proc.Run = proc.capture) -> dict[str, Any]:
+            hip_compiler: str | None, run: proc.Run = proc.capture) -> dict[str, object]:
     """``attempts[].provenance``: {"tools": {...}, "commit", "submodules": {...}, "downloads": [...]}."""
     state = git_state(source, env, run)
     return {

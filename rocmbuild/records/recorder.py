@@ -14,17 +14,18 @@ import os
 import re
 import shlex
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from collections.abc import Callable, Mapping
+from dataclasses import InitVar, dataclass, field, replace
+from datetime import datetime
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, TextIO
+from typing import IO, TYPE_CHECKING, TextIO, TypeVar
 
 from rocmbuild import paths
-from rocmbuild.errors import UsageError
+from rocmbuild.errors import Outcome, UsageError
 from rocmbuild.records.eventlog import json_logger
 from rocmbuild.records.events import EventName
-from rocmbuild.records.recordfile import CorruptRecord, read_events, read_summary
+from rocmbuild.records.journal import RunSummary, read_journal, run_state
+from rocmbuild.records.recordfile import CorruptRecord, JSONObject, read_events, read_summary
 from rocmbuild.records.redact import redact, redact_value, secret_name, secret_values
 from rocmbuild.records.runindex import remember_run_dir
 
@@ -85,44 +86,51 @@ def find_run_dir(which: str | None) -> Path:
     return runs[-1].parent.resolve()
 
 
-def _now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
 @dataclass
 class RunRecorder:
-    """Owns one run directory while the run goes."""
+    """Owns one run directory while the run goes; ``journal`` is what its summary.json says."""
 
     run_dir: Path
     recipe: str
     source: Path
     archs: tuple[str, ...]
-    attempts: list[dict[str, Any]] = field(default_factory=list)
-    extra: dict[str, Any] = field(default_factory=dict)
+    # `rocmbuild resume`: the run's journal as recorded, continued (else a new one begins).
+    resumed: InitVar[RunSummary | None] = None
     echo: IO[str] | None = None  # --verbose: every event also goes here, as it is recorded
     write_error: str | None = None  # the first record that could not be written (a full filesystem)
     _events_file: TextIO | None = None
-    _log: Any = None
+    _log: Callable[..., object] | None = None
     # The values of the secret-named variables the build inherits: blanked wherever the build's output
     # carries them into a record (a diagnosis's line and context, a note).
     secrets: tuple[str, ...] = field(default_factory=lambda: secret_values(os.environ))
+    journal: RunSummary = field(init=False)
 
-    def __post_init__(self) -> None:
+    def __post_init__(self, resumed: RunSummary | None) -> None:
+        if resumed is None:
+            self.journal = RunSummary.begin(self.recipe, self.source, self.archs, self.run_dir)
+        else:  # running again, with the plan's recipe, source and arch list (narrow_archs may have narrowed it)
+            self.journal = replace(resumed, recipe=self.recipe, source=str(self.source), arch=tuple(self.archs),
+                                   run_dir=str(self.run_dir), end=replace(resumed.end, outcome="running",
+                                                                          exit_code=None))
         fd = os.open(self.run_dir / "events.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
                      PRIVATE_FILE)
         self._events_file = os.fdopen(fd, "a", encoding="utf-8")
         self._log = json_logger(self._events_file)
         # The first summary is written strictly: a run dir that cannot take it stops the run before it starts.
-        write_private(self.run_dir / "summary.json",
-                      json.dumps(redact(self.summary("running", None), self.secrets)) + "\n")
+        write_private(self.run_dir / "summary.json", json.dumps(redact(self.journal.to_json(), self.secrets)) + "\n")
 
-    def _write_event(self, event_name: str, fields: dict[str, Any]) -> None:
+    @property
+    def attempts(self) -> tuple[AttemptRecord, ...]:
+        return self.journal.attempts
+
+    def _write_event(self, event_name: str, fields: dict[str, object]) -> None:
         try:
-            self._log.info(event_name, **fields)
+            if self._log is not None:
+                self._log(event_name, **fields)
         except (OSError, ValueError) as exc:  # a full or broken filesystem: the run goes on, the summary says so
             self.write_error = self.write_error or f"events.jsonl: {getattr(exc, 'strerror', None) or exc}"
 
-    def event(self, event_name: EventName, /, **fields: Any) -> None:
+    def event(self, event_name: EventName, /, **fields: object) -> None:
         fields = redact(fields, self.secrets)
         self._write_event(event_name, fields)
         if self.echo is not None:
@@ -135,25 +143,18 @@ class RunRecorder:
 
     def add_attempt(self, record: AttemptRecord) -> None:
         """The attempt's entry, written once (summary.json is rewritten after every attempt)."""
-        self.attempts.append(record.to_json())
-        self.write_summary("running", None)
+        self.journal = self.journal.with_attempt(record)
+        self.write_summary()
 
-    def summary(self, outcome: str, exit_code: int | None) -> dict[str, Any]:
-        return {
-            "recipe": self.recipe,
-            "source": str(self.source),
-            "arch": list(self.archs),
-            "run_dir": str(self.run_dir),
-            "outcome": outcome,
-            "exit_code": exit_code,
-            "attempts": self.attempts,
-            **self.extra,
-        }
+    def end(self, outcome: Outcome, exit_code: int | None, reason: str, todo: str) -> None:
+        """The run's end in the journal (written by the next ``write_summary``)."""
+        self.journal = self.journal.ended(run_state(outcome), exit_code, reason, todo)
 
-    def write_summary(self, outcome: str, exit_code: int | None) -> dict[str, Any]:
-        data: dict[str, Any] = redact(self.summary(outcome, exit_code), self.secrets)
+    def write_summary(self) -> dict[str, object]:
+        """summary.json from the journal, atomically; the redacted object written."""
         if self.write_error:
-            data["records_incomplete"] = self.write_error
+            self.journal = replace(self.journal, records_incomplete=self.write_error)
+        data = redact(self.journal.to_json(), self.secrets)
         text = json.dumps(data, indent=2, default=str) + "\n"
         tmp = self.run_dir / ".summary.json.tmp"
         try:
@@ -221,12 +222,23 @@ def write_private(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
         f.write(text)
 
 
-def load_run(run_dir: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """summary.json and the events of a past run; a damaged summary is a usage error naming it and why."""
+_Read = TypeVar("_Read")
+
+
+def _refused(read: Callable[[Path], _Read], run_dir: Path) -> _Read:
     try:
-        summary = read_summary(run_dir)
+        return read(run_dir)
     except CorruptRecord as exc:
         raise UsageError(f"cannot use {exc.path}", why=exc.why,
                          todo="the run may have been killed while writing, or the file was edited; "
                               "pass another run dir (see `rocmbuild history`)") from None
-    return summary, read_events(run_dir / "events.jsonl")
+
+
+def load_run(run_dir: Path) -> tuple[JSONObject, list[JSONObject]]:
+    """summary.json and the events of a past run; a damaged summary is a usage error naming it and why."""
+    return _refused(read_summary, run_dir), read_events(run_dir / "events.jsonl")
+
+
+def load_journal(run_dir: Path) -> tuple[RunSummary, list[JSONObject]]:
+    """A past run's journal (what ``resume`` continues) and its events; damaged: a usage error, as above."""
+    return _refused(read_journal, run_dir), read_events(run_dir / "events.jsonl")

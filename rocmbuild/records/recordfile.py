@@ -16,7 +16,11 @@ import json
 import re
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypeAlias
+
+# What the JSON parser returns, as a type: readers narrow it (the helpers below) instead of trusting it.
+JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
+JSONObject: TypeAlias = "dict[str, JSONValue]"
 
 # A summary of a 10-hour build with dozens of attempts is tens of KB; facts.json a few KB.  The events of
 # a long run can grow with every stall note, so they get more room.
@@ -26,6 +30,10 @@ MAX_EVENTS_BYTES = 256 * 1024 * 1024
 MAX_DEPTH = 32
 
 _STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+class ShapeError(ValueError):
+    """A field of a record that has another type than rocmbuild writes (the message names it)."""
 
 
 class CorruptRecord(Exception):
@@ -53,17 +61,18 @@ def nesting_depth(text: str, limit: int = MAX_DEPTH) -> int:
     return deepest
 
 
-def parse_record(text: str, path: Path, *, max_depth: int = MAX_DEPTH) -> Any:
+def parse_record(text: str, path: Path, *, max_depth: int = MAX_DEPTH) -> JSONValue:
     """JSON from ``text`` whose nesting was bounded first (the C parser recurses once per level)."""
     if nesting_depth(text, max_depth) > max_depth:
         raise CorruptRecord(path, f"nested deeper than {max_depth} levels (rocmbuild writes 5)")
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        value: JSONValue = json.loads(text, parse_constant=_no_constant)
+        return value
     except (ValueError, RecursionError) as exc:  # JSONDecodeError is a ValueError
         raise CorruptRecord(path, f"not valid JSON ({exc})") from None
 
 
-def _no_constant(name: str) -> Any:
+def _no_constant(name: str) -> None:
     """NaN, Infinity and -Infinity are Python's extension of JSON, never written by rocmbuild: a duration
     of Infinity would overflow every reader that formats it."""
     raise ValueError(f"{name} is not a JSON number")
@@ -86,25 +95,25 @@ def read_text(path: Path, *, max_bytes: int = MAX_RECORD_BYTES) -> str:
         raise CorruptRecord(path, f"not UTF-8 (byte {exc.start})") from None
 
 
-def read_json(path: Path, *, max_bytes: int = MAX_RECORD_BYTES) -> Any:
+def read_json(path: Path, *, max_bytes: int = MAX_RECORD_BYTES) -> JSONValue:
     return parse_record(read_text(path, max_bytes=max_bytes), path)
 
 
-def read_json_object(path: Path, *, max_bytes: int = MAX_RECORD_BYTES) -> dict[str, Any]:
+def read_json_object(path: Path, *, max_bytes: int = MAX_RECORD_BYTES) -> JSONObject:
     data = read_json(path, max_bytes=max_bytes)
     if not isinstance(data, dict):
         raise CorruptRecord(path, f"a JSON {type(data).__name__}, not an object")
     return data
 
 
-def read_events(path: Path) -> list[dict[str, Any]]:
+def read_events(path: Path) -> list[JSONObject]:
     """The usable events of events.jsonl: a line cut by a kill, not UTF-8 or not an object is passed over."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_EVENTS_BYTES)
     except OSError:
         return []
-    events = []
+    events: list[JSONObject] = []
     for line in raw.split(b"\n"):
         try:
             event = parse_record(line.decode("utf-8"), path) if line.strip() else None
@@ -152,7 +161,7 @@ _DIAGNOSIS_FIELDS: dict[str, tuple[type, ...]] = {
 }
 
 
-def _wrong_field(data: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]], where: str) -> str | None:
+def _wrong_field(data: Mapping[str, JSONValue], fields: Mapping[str, tuple[type, ...]], where: str) -> str | None:
     for name, types in fields.items():
         value = data.get(name)
         if name in data and (not isinstance(value, types) or (isinstance(value, bool) and bool not in types)):
@@ -160,37 +169,120 @@ def _wrong_field(data: Mapping[str, Any], fields: Mapping[str, tuple[type, ...]]
     return None
 
 
-def summary_problem(data: Any) -> str | None:
+def summary_problem(data: JSONValue) -> str | None:
     """Why ``data`` is not a summary the readers can use (wrong-typed fields), or None."""
     if not isinstance(data, dict):
         return f"a JSON {type(data).__name__}, not an object"
-    if not isinstance(data.get("attempts"), list):
+    attempts = data.get("attempts")
+    if not isinstance(attempts, list):
         return "it has no list of attempts"
     problem = _wrong_field(data, _SUMMARY_FIELDS, "")
     if problem:
         return problem
-    if not all(isinstance(a, str) for a in data.get("arch") or []):
+    if not all(isinstance(a, str) for a in as_list(data.get("arch"))):
         return "arch holds a non-string"
-    for index, attempt in enumerate(data["attempts"], 1):
+    for index, attempt in enumerate(attempts, 1):
         if not isinstance(attempt, dict):
             return f"attempt {index} is a {type(attempt).__name__}"
         problem = _wrong_field(attempt, _ATTEMPT_FIELDS, f"attempt {index}'s ")
-        if problem is None and isinstance(attempt.get("diagnosis"), dict):
-            problem = _wrong_field(attempt["diagnosis"], _DIAGNOSIS_FIELDS, f"attempt {index}'s diagnosis ")
+        diagnosis = attempt.get("diagnosis")
+        if problem is None and isinstance(diagnosis, dict):
+            problem = _wrong_field(diagnosis, _DIAGNOSIS_FIELDS, f"attempt {index}'s diagnosis ")
         if problem:
             return problem
-        if not all(isinstance(r, str) for r in attempt.get("remedies") or []):
+        if not all(isinstance(r, str) for r in as_list(attempt.get("remedies"))):
             return f"attempt {index}'s remedies hold a non-string"
-        if not all(isinstance(v, str) for v in (attempt.get("env") or {}).values()):
+        if not all(isinstance(v, str) for v in as_object(attempt.get("env")).values()):
             return f"attempt {index}'s env holds a non-string"
     return None
 
 
-def read_summary(run_dir: Path) -> dict[str, Any]:
+def read_summary(run_dir: Path) -> JSONObject:
     """A run's summary.json, checked for the shape the readers use, or ``CorruptRecord``."""
     path = run_dir / "summary.json"
     data = read_json(path)
     problem = summary_problem(data)
-    if problem:
+    if problem or not isinstance(data, dict):
         raise CorruptRecord(path, f"not a rocmbuild summary: {problem}")
     return data
+
+
+# -- what a renderer takes from a value it shows (anything else counts as absent) ----------------------
+
+def as_list(value: object) -> list[object]:
+    return list(value) if isinstance(value, list) else []
+
+
+def as_object(value: object) -> Mapping[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def as_objects(value: object) -> list[Mapping[str, object]]:
+    """The objects of a list (an entry of another kind is passed over)."""
+    return [item for item in as_list(value) if isinstance(item, dict)]
+
+
+def as_strs(value: object) -> list[str]:
+    """The strings of a list (an entry of another kind is passed over)."""
+    return [item for item in as_list(value) if isinstance(item, str)]
+
+
+def as_str(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def as_int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def as_number(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+
+
+# -- narrowing a parsed value to what a reader uses (``ShapeError`` naming ``where`` otherwise) ----------
+
+def opt_str(value: JSONValue, where: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ShapeError(f"{where} is a {type(value).__name__}")
+
+
+def opt_int(value: JSONValue, where: str) -> int | None:
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        return value
+    raise ShapeError(f"{where} is a {type(value).__name__}")
+
+
+def opt_number(value: JSONValue, where: str) -> float | None:
+    if value is None or (isinstance(value, int | float) and not isinstance(value, bool)):
+        return value
+    raise ShapeError(f"{where} is a {type(value).__name__}")
+
+
+def opt_bool(value: JSONValue, where: str) -> bool | None:
+    if value is None or isinstance(value, bool):
+        return value
+    raise ShapeError(f"{where} is a {type(value).__name__}")
+
+
+def opt_object(value: JSONValue, where: str) -> JSONObject | None:
+    if value is None or isinstance(value, dict):
+        return value
+    raise ShapeError(f"{where} is a {type(value).__name__}")
+
+
+def str_list(value: JSONValue, where: str) -> list[str]:
+    """A list of strings (null: none)."""
+    if value is None:
+        return []
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [v for v in value if isinstance(v, str)]
+    raise ShapeError(f"{where} is not a list of strings")
+
+
+def str_map(value: JSONValue, where: str) -> dict[str, str]:
+    """An object of strings (null: empty)."""
+    found = opt_object(value, where) or {}
+    if all(isinstance(v, str) for v in found.values()):
+        return {k: v for k, v in found.items() if isinstance(v, str)}
+    raise ShapeError(f"{where} holds a non-string")

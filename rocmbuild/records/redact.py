@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import overload
 
 REDACTED = "<redacted>"
 # scheme://userinfo@ -- userinfo is everything up to the @ that has no '/', whitespace or another '@'.
@@ -69,7 +69,13 @@ def redact_env(env: Mapping[str, str]) -> dict[str, str]:
     return {name: redact_value(name, value) for name, value in env.items()}
 
 
-def redact(data: Any, secrets: tuple[str, ...] = ()) -> Any:
+@overload
+def redact(data: str, secrets: tuple[str, ...] = ()) -> str: ...
+@overload
+def redact(data: Mapping[str, object], secrets: tuple[str, ...] = ()) -> dict[str, object]: ...
+@overload
+def redact(data: object, secrets: tuple[str, ...] = ()) -> object: ...
+def redact(data: object, secrets: tuple[str, ...] = ()) -> object:
     """A JSON-like value with every secret in it replaced (dict keys name variables or fields;
     ``secrets``: values to blank wherever they stand, see :func:`secret_values`)."""
     if isinstance(data, str):

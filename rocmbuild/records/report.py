@@ -9,41 +9,42 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
 from rocmbuild.diagnosis.advice import next_steps
+from rocmbuild.records.recordfile import as_int, as_list, as_number, as_object, as_objects, as_strs
 
 
-def _diagnosis_cell(diagnosis: Mapping[str, Any] | None) -> str:
+def _diagnosis_cell(diagnosis: Mapping[str, object] | None) -> str:
     if not diagnosis:
         return "-"
     sig = diagnosis.get("signature")
     return f"{diagnosis.get('category')}" + (f" ({sig})" if sig else "")
 
 
-def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any]] = (), width: int = 120) -> str:
+def render_summary(summary: Mapping[str, object], events: Sequence[Mapping[str, object]] = (), width: int = 120) -> str:
     """The end-of-run text: attempts table, outcome, and on failure the decisive line and advice."""
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=False, no_color=True, highlight=False)
-    table = Table(title=f"rocmbuild: {summary.get('recipe')} for {';'.join(summary.get('arch') or [])}",
+    table = Table(title=f"rocmbuild: {summary.get('recipe')} for {';'.join(as_strs(summary.get('arch')))}",
                   title_justify="left", show_lines=False)
     for column in ("#", "duration", "ended", "exit", "diagnosis", "remedy applied next", "cache hits"):
         table.add_column(column, overflow="fold")
-    for attempt in summary.get("attempts") or []:
-        cache = attempt.get("cache") or {}
-        cache_cell = (f"{cache.get('hits', 0)}/{cache.get('hits', 0) + cache.get('misses', 0)}"
-                      if cache else "-")
+    attempts = as_objects(summary.get("attempts"))
+    for attempt in attempts:
+        cache = as_object(attempt.get("cache"))
+        hits, misses = as_int(cache.get("hits")) or 0, as_int(cache.get("misses")) or 0
+        cache_cell = f"{hits}/{hits + misses}" if cache else "-"
         exit_code = attempt.get("exit_code")
         table.add_row(
             str(attempt.get("number")),
-            f"{attempt.get('duration_s') or 0:.1f}s",
+            f"{as_number(attempt.get('duration_s')) or 0:.1f}s",
             str(attempt.get("ended")),
             "-" if exit_code is None else str(exit_code),
-            _diagnosis_cell(attempt.get("diagnosis")),
-            ", ".join(attempt.get("remedies") or []) or "-",
+            _diagnosis_cell(as_object(attempt.get("diagnosis"))),
+            ", ".join(as_strs(attempt.get("remedies"))) or "-",
             cache_cell,
         )
     if summary.get("attempts"):  # an up_to_date run has none: no empty table
@@ -54,9 +55,8 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
     console.print(f"outcome: {outcome} (exit {summary.get('exit_code')})")
     if outcome == "running":
         console.print("the run is still going, or rocmbuild was killed before it could finish its records")
-    attempts = summary.get("attempts") or []
     last = attempts[-1] if attempts else None
-    diagnosis = last.get("diagnosis") if last else None
+    diagnosis = as_object(last.get("diagnosis")) if last else None
     # A run stopped by a signal or by the clock did not fail on a line: no decisive line, no advice.
     stopped_from_outside = last is not None and last.get("ended") in ("interrupted", "budget")
     if outcome not in ("succeeded", "running", None) and diagnosis and not stopped_from_outside:
@@ -65,12 +65,12 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
         where = f"{last.get('log') if last else ''}:{line}" if line is not None else "artifact verification"
         console.print(f"decisive line ({where}):" if line is not None else f"found by {where}:")
         console.print(f"  {diagnosis.get('text')}")
-        context = _context_for(events, last.get("number") if last else None)
+        context = _context_for(events, as_int(last.get("number")) if last else None)
         if context:
             console.print("context:")
             for line in context:
                 console.print(f"  | {line}")
-        todo = _event_for(events, last.get("number") if last else None).get("todo")
+        todo = _event_for(events, as_int(last.get("number")) if last else None).get("todo")
         console.print(f"what to do: {todo or next_steps(diagnosis)}")
     code_objects = summary.get("code_objects")
     if isinstance(code_objects, dict) and code_objects.get("detail"):
@@ -83,16 +83,16 @@ def render_summary(summary: Mapping[str, Any], events: Sequence[Mapping[str, Any
     notes = (str(e.get("message")) for e in events if e.get("event") in ("remedy.warning", "cache.warning"))
     for note in dict.fromkeys(notes):  # each once, in order: a remedy skipped on every attempt says it each time
         console.print(f"note: {note}")
-    for warning in summary.get("warnings") or []:   # extra archs, configure-time downgrades
+    for warning in as_list(summary.get("warnings")):   # extra archs, configure-time downgrades
         console.print(f"warning: {warning}")
     if outcome == "up_to_date" and isinstance(summary.get("up_to_date"), Mapping):
-        compared = summary["up_to_date"].get("compared") or {}
+        compared = as_object(as_object(summary.get("up_to_date")).get("compared"))
         console.print("compared: " + ", ".join(sorted(compared)))
     console.print(f"records: {summary.get('run_dir')}")
     return buffer.getvalue()
 
 
-def _event_for(events: Sequence[Mapping[str, Any]], attempt: int | None) -> Mapping[str, Any]:
+def _event_for(events: Sequence[Mapping[str, object]], attempt: int | None) -> Mapping[str, object]:
     """The failure.diagnosed event of an attempt (it carries context and advice)."""
     for event in reversed(events):
         if event.get("event") == "failure.diagnosed" and event.get("attempt") == attempt:
@@ -100,5 +100,5 @@ def _event_for(events: Sequence[Mapping[str, Any]], attempt: int | None) -> Mapp
     return {}
 
 
-def _context_for(events: Sequence[Mapping[str, Any]], attempt: int | None) -> list[str]:
-    return list(_event_for(events, attempt).get("context") or [])
+def _context_for(events: Sequence[Mapping[str, object]], attempt: int | None) -> list[str]:
+    return [str(line) for line in as_list(_event_for(events, attempt).get("context"))]

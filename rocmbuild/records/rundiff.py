@@ -16,11 +16,11 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from rocmbuild.errors import UsageError
 from rocmbuild.records.history import load_summaries, run_dirs
 from rocmbuild.records.recorder import load_run
+from rocmbuild.records.recordfile import as_object, as_objects
 from rocmbuild.records.runfacts import load_facts
 
 MAX_NEW_LINES = 30
@@ -57,16 +57,16 @@ def new_lines(failing: Iterable[str], good: Iterable[str], limit: int = MAX_NEW_
     return found[-limit:]
 
 
-def changed(mine: Mapping[str, Any], theirs: Mapping[str, Any], ignore: frozenset[str] = frozenset()
-            ) -> dict[str, tuple[Any, Any]]:
+def changed(mine: Mapping[str, object], theirs: Mapping[str, object], ignore: frozenset[str] = frozenset()
+            ) -> dict[str, tuple[object, object]]:
     """key -> (this run, other run) for every key whose value differs (pure)."""
     return {k: (mine.get(k), theirs.get(k)) for k in sorted(set(mine) | set(theirs))
             if k not in ignore and mine.get(k) != theirs.get(k)}
 
 
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+def _flatten(value: object, prefix: str = "") -> dict[str, object]:
     if isinstance(value, Mapping):
-        out: dict[str, Any] = {}
+        out: dict[str, object] = {}
         for key, item in value.items():
             out.update(_flatten(item, f"{prefix}{key}."))
         return out
@@ -77,15 +77,15 @@ def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
 class RunDiff:
     this: str
     other: str
-    env: dict[str, tuple[Any, Any]]
-    facts: dict[str, tuple[Any, Any]]        # rocm.*, hip_compiler.*, tools.*, source.* (flattened)
-    options: dict[str, tuple[Any, Any]]
+    env: dict[str, tuple[object, object]]
+    facts: dict[str, tuple[object, object]]        # rocm.*, hip_compiler.*, tools.*, source.* (flattened)
+    options: dict[str, tuple[object, object]]
     new_log_lines: list[str] | None          # only for a failure the catalogue does not know
     failing_log: str | None
     good_log: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        def pairs(d: Mapping[str, tuple[Any, Any]]) -> dict[str, dict[str, Any]]:
+    def to_json(self) -> dict[str, object]:
+        def pairs(d: Mapping[str, tuple[object, object]]) -> dict[str, dict[str, object]]:
             return {k: {"this": a, "other": b} for k, (a, b) in d.items()}
 
         return {"this": self.this, "other": self.other, "env": pairs(self.env), "facts": pairs(self.facts),
@@ -93,15 +93,15 @@ class RunDiff:
                 "failing_log": self.failing_log, "good_log": self.good_log}
 
 
-def _options(events: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+def _options(events: Sequence[Mapping[str, object]]) -> dict[str, object]:
     started = next((e for e in events if e.get("event") == "run.started"), {})
     options = started.get("options")
     return dict(options) if isinstance(options, Mapping) else {}
 
 
-def _last_env(summary: Mapping[str, Any]) -> dict[str, Any]:
-    attempts = [a for a in summary.get("attempts") or [] if isinstance(a, Mapping)]
-    return dict(attempts[-1].get("env") or {}) if attempts else {}
+def _last_env(summary: Mapping[str, object]) -> dict[str, object]:
+    attempts = as_objects(summary.get("attempts"))
+    return dict(as_object(attempts[-1].get("env"))) if attempts else {}
 
 
 def _read_lines(path: Path) -> list[str]:
@@ -123,11 +123,11 @@ def diff_runs(this_dir: Path, other_dir: Path) -> RunDiff:
     if "rocm.version" not in their_facts and isinstance(theirs.get("rocm"), Mapping):
         their_facts.update(_flatten({"rocm": theirs["rocm"]}))
     lines = failing_log = good_log = None
-    attempts = [a for a in mine.get("attempts") or [] if isinstance(a, Mapping)]
+    attempts = as_objects(mine.get("attempts"))
     last = attempts[-1] if attempts else None
     diagnosis = last.get("diagnosis") if last else None
     if last is not None and isinstance(diagnosis, Mapping) and diagnosis.get("category") == "unknown":
-        good = [a for a in theirs.get("attempts") or [] if isinstance(a, Mapping) and not a.get("diagnosis")]
+        good = [a for a in as_objects(theirs.get("attempts")) if not a.get("diagnosis")]
         if good:
             failing_log, good_log = str(this_dir / str(last.get("log"))), str(other_dir / str(good[-1].get("log")))
             lines = new_lines(_read_lines(Path(failing_log)), _read_lines(Path(good_log)))
@@ -137,7 +137,7 @@ def diff_runs(this_dir: Path, other_dir: Path) -> RunDiff:
                    lines, failing_log, good_log)
 
 
-def last_good_run(this_dir: Path, summary: Mapping[str, Any]) -> Path:
+def last_good_run(this_dir: Path, summary: Mapping[str, object]) -> Path:
     """The newest successful run of the same recipe that started before this one."""
 
     started = str(summary.get("started") or "")

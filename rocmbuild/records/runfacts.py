@@ -15,11 +15,12 @@ import json
 import threading
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
+from rocmbuild.host.hipcompiler import HipCompiler
 from rocmbuild.process import command as proc
 from rocmbuild.records.recorder import write_private
-from rocmbuild.records.recordfile import CorruptRecord, read_json_object
+from rocmbuild.records.recordfile import CorruptRecord, JSONObject, read_json_object
 from rocmbuild.records.redact import redact
 
 FACTS_FILE = "facts.json"
@@ -29,6 +30,26 @@ _PY_VERSIONS = ("import importlib.metadata as m, json, sys\n"
                 "    try: out[name] = m.version(name)\n"
                 "    except Exception: out[name] = None\n"
                 "print(json.dumps(out))")
+
+
+class FactsPlan(Protocol):
+    """What the facts are asked of (planning's ``BuildPlan``, a layer above)."""
+
+    @property
+    def env(self) -> Mapping[str, str]: ...
+    @property
+    def python(self) -> str: ...
+    @property
+    def hip_compiler(self) -> HipCompiler | None: ...
+    @property
+    def source(self) -> Path: ...
+    @property
+    def rocm_root(self) -> str | None: ...
+    @property
+    def rocm_version(self) -> str | None: ...
+
+
+_Call = tuple[list[str], Mapping[str, str] | None, float]
 
 
 def _first_line(result: proc.CommandResult) -> str | None:
@@ -43,13 +64,13 @@ def _first_line(result: proc.CommandResult) -> str | None:
     return next((line for line in lines if "version" in line.lower()), lines[0] if lines else None)
 
 
-def _probe_calls(plan: Any) -> dict[str, tuple[list[str], Any, float]]:
+def _probe_calls(plan: FactsPlan) -> dict[str, _Call]:
     """The probes, all independent of each other: ``{name: (argv, env, timeout)}``."""
     env = plan.env
     python = plan.python or "python3"
     compiler = plan.hip_compiler
     source = Path(plan.source)
-    calls: dict[str, tuple[list[str], Any, float]] = {
+    calls: dict[str, _Call] = {
         "cmake": (["cmake", "--version"], env, 10),
         "ninja": (["ninja", "--version"], env, 10),
         "python": ([python, "-c", _PY_VERSIONS, "setuptools", "pip", "torch"], env, 30),
@@ -63,7 +84,7 @@ def _probe_calls(plan: Any) -> dict[str, tuple[list[str], Any, float]]:
     return calls
 
 
-def _assemble(plan: Any, results: Mapping[str, proc.CommandResult]) -> dict[str, Any]:
+def _assemble(plan: FactsPlan, results: Mapping[str, proc.CommandResult]) -> dict[str, object]:
     compiler = plan.hip_compiler
     source = Path(plan.source)
     tools: dict[str, str | None] = {"cmake": _first_line(results["cmake"]), "ninja": _first_line(results["ninja"])}
@@ -87,16 +108,16 @@ def _assemble(plan: Any, results: Mapping[str, proc.CommandResult]) -> dict[str,
     }
 
 
-def collect_facts(plan: Any, run: proc.Run = proc.capture) -> dict[str, Any]:
+def collect_facts(plan: FactsPlan, run: proc.Run = proc.capture) -> dict[str, object]:
     """The facts, asked now (the probes at once: they cost the slowest one)."""
     return _assemble(plan, proc.capture_many(run, _probe_calls(plan)))
 
 
-def _write(run_dir: Path, facts: Mapping[str, Any]) -> None:
+def _write(run_dir: Path, facts: Mapping[str, object]) -> None:
     write_private(run_dir / FACTS_FILE, json.dumps(redact(dict(facts)), indent=2) + "\n")
 
 
-def save_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> None:
+def save_facts(run_dir: Path, plan: FactsPlan, run: proc.Run = proc.capture) -> None:
     _write(run_dir, collect_facts(plan, run))
 
 
@@ -109,13 +130,13 @@ class FactsJob:
     The file is written the moment the last answer is in, so a run killed after that still has it.
     """
 
-    def __init__(self, run_dir: Path, plan: Any, run: proc.Run) -> None:
+    def __init__(self, run_dir: Path, plan: FactsPlan, run: proc.Run) -> None:
         self.error: BaseException | None = None
         self._thread = threading.Thread(target=self._gather, args=(run_dir, plan, run), name="rocmbuild-facts",
                                         daemon=True)
         self._thread.start()
 
-    def _gather(self, run_dir: Path, plan: Any, run: proc.Run) -> None:
+    def _gather(self, run_dir: Path, plan: FactsPlan, run: proc.Run) -> None:
         try:
             save_facts(run_dir, plan, run)
         except BaseException as exc:  # kept for wait(): a thread's exception would be lost
@@ -127,12 +148,12 @@ class FactsJob:
         return not self._thread.is_alive() and self.error is None
 
 
-def start_facts(run_dir: Path, plan: Any, run: proc.Run = proc.capture) -> FactsJob:
+def start_facts(run_dir: Path, plan: FactsPlan, run: proc.Run = proc.capture) -> FactsJob:
     """Start gathering facts.json now, beside the run."""
     return FactsJob(run_dir, plan, run)
 
 
-def load_facts(run_dir: Path) -> dict[str, Any]:
+def load_facts(run_dir: Path) -> JSONObject:
     try:
         return read_json_object(run_dir / FACTS_FILE)
     except CorruptRecord:

@@ -20,7 +20,6 @@ import math
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 from rocmbuild.records.recorder import PRIVATE_FILE, write_private
 
@@ -44,11 +43,15 @@ FIELDS: dict[str, type | tuple[type, ...]] = {
 }
 
 
-def thin(samples: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+# One sample: every field a number (``valid`` and ``load_samples`` see to that).
+Sample = dict[str, float]
+
+
+def thin(samples: Sequence[Mapping[str, float]]) -> list[Sample]:
     """The older half merged pairwise (pure): least ``avail`` kept, most ``paused``/``jobs`` kept."""
     half = len(samples) // 2
     half -= half % 2
-    merged: list[dict[str, Any]] = []
+    merged: list[Sample] = []
     for i in range(0, half, 2):
         a, b = samples[i], samples[i + 1]
         low = a if a.get("avail", math.inf) <= b.get("avail", math.inf) else b
@@ -61,7 +64,7 @@ def thin(samples: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return merged + [dict(s) for s in samples[half:]]
 
 
-def valid(sample: Any) -> bool:
+def valid(sample: object) -> bool:
     """Whether a parsed line is a sample (every known field of its type; bool is not an int here)."""
     if not isinstance(sample, dict) or not isinstance(sample.get("t"), (int, float)):
         return False
@@ -73,21 +76,21 @@ def valid(sample: Any) -> bool:
     return all(math.isfinite(v) for v in sample.values() if isinstance(v, float))
 
 
-def load_samples(run_dir: Path) -> list[dict[str, Any]]:
+def load_samples(run_dir: Path) -> list[Sample]:
     """The run's samples in time order ([] when there are none or the file is unreadable)."""
     try:
         with (run_dir / SAMPLES_FILE).open("rb") as handle:
             data = handle.read(MAX_READ_BYTES)
     except OSError:
         return []
-    samples = []
+    samples: list[Sample] = []
     for line in data.splitlines():
         try:
-            sample = json.loads(line)
+            sample: object = json.loads(line)
         except (ValueError, RecursionError):
             continue
-        if valid(sample):
-            samples.append(sample)
+        if isinstance(sample, dict) and valid(sample):  # the known fields, each a number
+            samples.append({k: v for k in FIELDS if isinstance(v := sample.get(k), int | float)})
     return sorted(samples, key=lambda s: s["t"])
 
 
@@ -99,7 +102,7 @@ class SampleLog:
         self.limit = limit
         self.samples = load_samples(run_dir)  # a resumed run goes on from what is there
 
-    def add(self, sample: Mapping[str, Any]) -> None:
+    def add(self, sample: Mapping[str, float | None]) -> None:
         """Record one sample; a write that fails (disk full) loses the sample, never the build."""
         row = {k: v for k, v in sample.items() if v is not None}
         self.samples.append(row)

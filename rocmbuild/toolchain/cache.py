@@ -30,7 +30,6 @@ import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 from urllib.parse import urlsplit
 
 from rocmbuild import paths
@@ -428,7 +427,7 @@ class CacheStats:
         total = self.hits + self.misses
         return self.hits / total if total else None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         """For summary.json's attempt record (key "cache")."""
         rate = self.hit_rate
         return {"hits": self.hits, "misses": self.misses, "remote_hits": self.remote_hits,
@@ -454,7 +453,7 @@ def parse_ccache_stats(text: str) -> CacheStats:
     )
 
 
-def _count_sum(node: Any) -> int:
+def _count_sum(node: object) -> int:
     if isinstance(node, dict):
         counts = node.get("counts", {})
         return sum(v for v in counts.values() if isinstance(v, int))
@@ -582,7 +581,7 @@ class CacheDoctorInfo:
     hip_clang_path: str | None         # the real clang dir the wrappers would wrap
     problems: tuple[str, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"tool": self.tool, "path": self.path, "version": self.version,
                 "features": list(self.features), "cache_dir": self.cache_dir,
                 "size_bytes": self.size_bytes, "files": self.files, "max_size": self.max_size,
@@ -705,7 +704,7 @@ class CompilerCache:
                                 "HIP_CLANG_PATH?): device compiles are not cached")
         return cls(tool, config, tuple(variables.items()), device, tuple(warnings))
 
-    def changes(self) -> tuple[Any, ...]:
+    def changes(self) -> tuple[EnvChange, ...]:
 
         return tuple(EnvChange(name, "set", value, f"compiler cache ({self.tool.name})")
                      for name, value in self.variables)
@@ -716,6 +715,6 @@ class CompilerCache:
     def stats(self, env: Mapping[str, str], run: Run = proc.capture) -> CacheStats | None:
         return read_stats(env, run, self.tool)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self) -> dict[str, object]:
         return {"tool": self.tool.name, "version": self.tool.version, "dir": str(self.config.cache_dir),
                 "remote": self.config.remote, "device_compiles_cached": self.device_compiles_cached}

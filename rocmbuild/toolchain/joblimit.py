@@ -29,12 +29,13 @@ from typing import Any
 
 from rocmbuild import paths
 from rocmbuild.planning.environment import EnvChange
+from rocmbuild.process import command as proc
 from rocmbuild.toolchain import cache, launcher
 from rocmbuild.toolchain.launchshim import install_launcher, launcher_env
 
 
-def limit_only_changes(caller_env: Mapping[str, str], run: Any = None, *,
-                       hip_compiler_is_clang: bool = False) -> tuple[Any, ...]:
+def limit_only_changes(caller_env: Mapping[str, str], run: proc.Run | None = None, *,
+                       hip_compiler_is_clang: bool = False) -> tuple[EnvChange, ...]:
     """The plan changes that install the limit-only launcher (no compiler cache in use).
 
     With ``run`` (the helper-command runner) and hipcc on PATH, hipcc's clang is wrapped too, as the
@@ -50,7 +51,7 @@ def limit_only_changes(caller_env: Mapping[str, str], run: Any = None, *,
                  for name, value in env.items())
 
 
-def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: Any) -> dict[str, str]:
+def hipcc_wrapper_env(caller_env: Mapping[str, str], shim: Path, run: proc.Run) -> dict[str, str]:
     """``HIP_CLANG_PATH`` to a clang wrapper whose compiles go through ``shim``; {} when hipcc does not use it.
 
     Asking hipcc (a perl script) where its clang is and whether it calls the wrapper costs ~0.4 s, so
@@ -139,7 +140,7 @@ def peak_concurrency(intervals: Iterable[tuple[float, float]]) -> int:
     return peak
 
 
-def summarise(compiles: list[Compile], limit: int, ended_at: float) -> dict[str, Any]:
+def summarise(compiles: list[Compile], limit: int, ended_at: float) -> dict[str, object]:
     """summary.json's attempt ``jobs``: limit, peak concurrency, compiles, waiting, peak RSS per job."""
     peak_rss = max((c for c in compiles if c.peak_rss), key=lambda c: c.peak_rss or 0, default=None)
     return {
@@ -170,7 +171,7 @@ class AttemptSlots:
             return
         self.env = {launcher.SLOTS_ENV: str(self.directory)}
 
-    def finish(self, ended_at: float) -> dict[str, Any]:
+    def finish(self, ended_at: float) -> dict[str, object]:
         """Read what the launchers recorded; the slot files go (the records stay, as evidence)."""
         try:
             with (self.directory / launcher.RECORDS).open(encoding="utf-8", errors="replace") as handle:

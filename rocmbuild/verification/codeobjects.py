@@ -17,7 +17,7 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 from rocmbuild.errors import UsageError
 from rocmbuild.verification.artifacts import CodeObjectListing, list_code_objects
@@ -32,7 +32,7 @@ class Inspected:
     name: str
     listing: CodeObjectListing
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return {"path": self.name, "archs": list(self.listing.archs), "entries": list(self.listing.entries),
                 "bundles": len(self.listing.bundles), "partial": list(self.listing.partial),
                 "tool": self.listing.tool, "readable": self.listing.readable, "note": self.listing.note}
