@@ -36,7 +36,7 @@ from rocmbuild.loop.verdict import early_verdict
 from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import runner
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
-from rocmbuild.process.display import Display
+from rocmbuild.process.display import Caption, Display
 from rocmbuild.process.memguard import attempt_guard, looks_killed, read_memory
 from rocmbuild.process.runner import AttemptOutcome
 from rocmbuild.process.sampler import ResourceSampler
@@ -356,8 +356,8 @@ class BuildSession:
                                monitor=sampler)
         stream = ctx.streams.err if ctx.console.json else sys.stdout
         checked_out = False
-        with Display(stream, mode=ctx.console.verbosity, attempt=number,
-                     max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name) as display:
+        caption = Caption(attempt=number, max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name)
+        with Display(stream, mode=ctx.console.verbosity, caption=caption) as display:
             hooks = AttemptHooks(watcher=watcher, display=display,
                                  stop_check=lambda: self._stop_check(classifier, watcher), interrupted=ctx.interrupted)
             checkout, steps = attempt_requests(plan, log, limits)
