@@ -453,9 +453,9 @@ class BuildSession:
         """Issue 17 (additive summary fields): the attempt's provenance; configure-time arch downgrades warned."""
 
         compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm_hipcc
-        collected = provenance.collect(
-            source=plan.source, log=Path(outcome.log), python=plan.python or "python3", env=plan.env,
-            rocm_version=plan.rocm_version, hip_compiler=compiler, run=self.ctx.services.run)
+        tools = provenance.Tools(python=plan.python or "python3", rocm_version=plan.rocm_version, hip_compiler=compiler)
+        collected = provenance.collect(source=plan.source, log=Path(outcome.log), env=plan.env, tools=tools,
+                                       run=self.ctx.services.run)
         self._warn(archtruth.downgrades_in_log(Path(outcome.log)))
         return collected
 
