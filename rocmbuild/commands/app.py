@@ -450,8 +450,9 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
-        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
-                                                  before=verdict.fingerprint, stop=stop, bounds=bounds)
+        built = provision.Built(base_plan=base_plan, final_plan=session.state.plan, reason=reason,
+                                before=verdict.fingerprint)
+        outcome, reason = provision.after_success(built, options, rec, streams, stop=stop, bounds=bounds)
     return _finish(rec, outcome, reason, options, streams, facts)
 
 

@@ -272,11 +272,21 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
             if not ok:
                 return WheelResult(False, f"{wheel.name}: {detail}", log=str(log))
             verified.append((wheel, _sha256(wheel)))
-        return _publish(plan, options, rec, streams, current, verified, log)
+        return _publish(plan, options, rec, streams, _Verified(current=current, wheels=tuple(verified), log=log))
 
 
-def _publish(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams, current: Any,
-             verified: list[tuple[Path, str]], log: Path) -> WheelResult:
+@dataclass(frozen=True, kw_only=True)
+class _Verified:
+    """The wheel step's verified wheels (each with its sha256), the build's fingerprint, the step's log."""
+
+    current: Any
+    wheels: tuple[tuple[Path, str], ...]
+    log: Path
+
+
+def _publish(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams,
+             made: _Verified) -> WheelResult:
+    current, verified, log = made.current, made.wheels, made.log
     target = options.wheel_dir
     assert target is not None
     try:
