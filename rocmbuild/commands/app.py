@@ -31,6 +31,7 @@ from rocmbuild.commands.resumestate import save_resume_state
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.diagnosis.nextstep import (
+    Required,
     checks_json,
     exact_command,
     ordered,
@@ -189,8 +190,8 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
         blockers = [c.todo for c in ordered(_toolchain_blockers(plan, services)) if c.todo]
     return UsageError(first.message, why="nothing was built: it builds against the installed "
                       f"'{first.required}'",
-                      todo=requires_todo(first.required, recipes, archs, first.python, first.packages,
-                                         torch_install=install, blockers=blockers))
+                      todo=requires_todo(Required(name=first.required, python=first.python, packages=first.packages),
+                                         recipes, archs, torch_install=install, blockers=blockers))
 
 
 def _toolchain_blockers(plan: BuildPlan, services: Services) -> list[Any]:
