@@ -26,6 +26,7 @@ import filelock
 
 from rocmbuild import __version__, paths
 from rocmbuild.checks.checklist import find_hipcc, plan_checks, render_checks, toolchain_checks, wheel_step_check
+from rocmbuild.checks.preflight import Probing
 from rocmbuild.commands import schedjob
 from rocmbuild.commands.resumestate import save_resume_state
 from rocmbuild.diagnosis.catalogue import load_catalogue
@@ -196,8 +197,9 @@ def _requires_error(missing: Sequence[Any], plans: Sequence[BuildPlan], names: S
 
 def _toolchain_blockers(plan: BuildPlan, services: Services) -> list[Any]:
     """Failed toolchain checks (ROCm root, compiler, arch): they come before installing torch."""
+    probing = Probing(env=plan.env, run=services.run, cache=services.probes)
     checks = toolchain_checks(rocm=plan.rocm, hipcc=find_hipcc(plan.rocm_hipcc, plan.env), archs=plan.targets,
-                              env=plan.env, run=services.run, compiler=plan.hip_compiler, probes=services.probes)
+                              probing=probing, compiler=plan.hip_compiler)
     return [c for c in checks if c.failed]
 
 

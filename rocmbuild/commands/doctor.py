@@ -99,8 +99,8 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     if libs is not None:    # as builds get it (planning.py)
         env["HIP_DEVICE_LIB_PATH"] = str(libs)
     probes = preflight.ProbeCache()  # hipcc is asked once for its version
-    checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=archs, env=env, run=run, compiler=compiler,
-                              probes=probes)
+    checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=archs,
+                              probing=preflight.Probing(env=env, run=run, cache=probes), compiler=compiler)
     if bad is not None:
         checks.insert(1, bad)
     checks.append(preflight.check_memory(facts.mem_available, DEFAULT_GB_PER_JOB))
