@@ -49,7 +49,7 @@ from rocmbuild.services import pause
 from rocmbuild.toolchain.joblimit import AttemptSlots
 from rocmbuild.verification import archtruth
 from rocmbuild.verification.archtruth import beyond_request
-from rocmbuild.verification.artifacts import ArtifactReport, verify_artifacts
+from rocmbuild.verification.artifacts import ArtifactReport, Lister, verify_artifacts
 
 if TYPE_CHECKING:
     from rocmbuild.loop import effects
@@ -426,8 +426,8 @@ class BuildSession:
         if not plan.recipe.verify_artifacts:
             return None
 
-        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets,
-                                  env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
+        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets, Lister(
+                                  env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None))
         self.rec.event("artifacts.verified", ok=report.ok, detail=report.describe())
         # The code objects are a fact of the result: on the console and in summary.json, not only in events.
         self.rec.extra["code_objects"] = code_objects_json(report)

@@ -31,7 +31,7 @@ from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process.sidestep import Bounds, ended_why, run_step, tail
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Streams
-from rocmbuild.verification.artifacts import verify_artifacts
+from rocmbuild.verification.artifacts import Lister, verify_artifacts
 
 MANIFEST = "manifest.json"
 MANIFEST_MAX_BYTES = 64 << 20  # a manifest of 100,000 wheels is ~30 MB; anything larger is not one
@@ -203,8 +203,8 @@ def verify_wheel(wheel: Path, plan: BuildPlan) -> tuple[bool, str]:
         except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError, ValueError) as exc:
             # unsupported compression, an encrypted member, a damaged header: a bad wheel, not a crash
             return False, f"{wheel.name} is not a readable wheel: {exc}"
-        report = verify_artifacts(Path(tmp), plan.recipe.verify_artifacts, plan.targets, env=plan.env,
-                                  llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
+        report = verify_artifacts(Path(tmp), plan.recipe.verify_artifacts, plan.targets, Lister(
+                                  env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None))
         return report.ok, report.describe()
 
 
