@@ -32,7 +32,7 @@ from rocmbuild.loop.context import RunContext
 from rocmbuild.loop.jobsizing import evidence
 from rocmbuild.loop.ladder import FailedAttempt, backoff_s, compiled_anything, decide
 from rocmbuild.loop.remedies import REMEDIES, RemedyContext
-from rocmbuild.loop.verdict import early_verdict
+from rocmbuild.loop.verdict import Recognised, Standing, early_verdict
 from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process import runner
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
@@ -304,15 +304,18 @@ class BuildSession:
             progress = watcher.furthest if watcher is not None else None
             unavailable: set[str] = set()
             while True:
-                verdict = early_verdict(
-                    current.category, current.text or "", fingerprint, current.retryable, current.remedies,
-                    self.state.history, number=len(self.state.history) + 1 + self.number_offset,
-                    max_attempts=self.ctx.limits.max_attempts, fail_fast=self.ctx.policy.fail_fast,
+                verdict = early_verdict(Recognised(
+                    category=current.category, text=current.text or "", fingerprint=fingerprint,
+                    retryable=current.retryable, ladder=current.remedies,
+                    category_retryable=self.ctx.catalogue.category(current.category).retryable,
                     decisive=current.category in self.ctx.catalogue.decisive_categories(),
-                    cache_on=self.ctx.cache is not None, generic_ladder=self.ctx.catalogue.generic_ladder(),
                     progress_done=progress.done if progress else None,
-                    progress_percent=progress.percent if progress else None, unavailable=frozenset(unavailable),
-                    category_retryable=self.ctx.catalogue.category(current.category).retryable)
+                    progress_percent=progress.percent if progress else None,
+                ), Standing(
+                    history=self.state.history, number=len(self.state.history) + 1 + self.number_offset,
+                    max_attempts=self.ctx.limits.max_attempts, fail_fast=self.ctx.policy.fail_fast,
+                    cache_on=self.ctx.cache is not None, generic_ladder=self.ctx.catalogue.generic_ladder(),
+                    unavailable=frozenset(unavailable)))
                 # A remedy whose own (read-only) decision is "nothing to do" (a library that is nowhere)
                 # will not be the next rung: ask the ladder again without it, as _next will.
                 if verdict.remedy is None or verdict.remedy in unavailable or self._applies(verdict.remedy, current):
