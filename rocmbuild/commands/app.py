@@ -275,9 +275,9 @@ def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequenc
     log = rec.run_dir / "preflight.log"
     log.write_text("\n".join(f"[{c.status}] {c.name}: {c.detail}" + (f"\n    what to do: {c.todo}" if c.todo else "")
                              for c in failed) + "\n", encoding="utf-8")
-    diagnosis = Diagnosis.simple(first.category or "toolchain_missing", f"preflight-{first.name}", line=1,
-                                 text=first.detail, fields=dict(getattr(first, "fields", {}) or {}),
-                                 retryable=False).summary_json()
+    found = Diagnosis.simple(first.category or "toolchain_missing", f"preflight-{first.name}", text=first.detail,
+                             fields=dict(getattr(first, "fields", {}) or {}), retryable=False)
+    diagnosis = replace(found, line=1).summary_json()  # preflight.log's first line
     rec.event("failure.diagnosed", attempt=1, preflight=True, **diagnosis, todo=todo,
               context=[f"[{c.status}] {c.name}: {c.detail}" for c in failed])
     rec.add_attempt(AttemptRecord(number=1, started=iso_seconds(datetime.now(UTC)), duration_s=0.0, ended="exited",
