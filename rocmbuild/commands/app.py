@@ -53,6 +53,7 @@ from rocmbuild.planning.torchadvice import torch_install
 from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
 from rocmbuild.process.sidestep import Bounds, bounded_run
+from rocmbuild.process.stoppolicy import Running, during_attempt
 from rocmbuild.process.treelock import TreeLock
 from rocmbuild.provisioning import provision, requirements, treehash
 from rocmbuild.provisioning.torchpin import keep_torch
@@ -487,11 +488,8 @@ def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
 
 def fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
     """What ends a fingerprint's walk early: a Ctrl-C/SIGTERM/SIGHUP, or the --budget spent."""
-    def stop() -> str | None:
-        if ctx.interrupted():
-            return "interrupted"
-        left = ctx.budget_left()
-        return "budget" if left is not None and left <= 0 else None
+    def stop() -> str | None:  # the stop policy's, as for a running attempt (no stall: the walk prints nothing)
+        return during_attempt(Running(interrupted=ctx.interrupted(), budget_left_s=ctx.budget_left())).ended
     return stop
 
 

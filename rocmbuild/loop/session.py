@@ -34,12 +34,13 @@ from rocmbuild.loop.ladder import FailedAttempt, backoff_s, compiled_anything, d
 from rocmbuild.loop.remedies import REMEDIES, RemedyContext
 from rocmbuild.loop.verdict import Recognised, Standing, early_verdict
 from rocmbuild.planning.plan import BuildPlan
-from rocmbuild.process import runner
+from rocmbuild.process import runner, stoppolicy
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.display import Caption, Display
 from rocmbuild.process.memguard import attempt_guard, looks_killed, read_memory
 from rocmbuild.process.runner import AttemptOutcome
 from rocmbuild.process.sampler import ResourceSampler
+from rocmbuild.process.stoppolicy import Due, Ended, Next, after_attempt, before_attempt, verdict_due
 from rocmbuild.process.watcher import Progress, Watcher
 from rocmbuild.records import provenance
 from rocmbuild.records.attempts import AttemptRecord, RunFacts, iso_seconds
@@ -170,28 +171,26 @@ class BuildSession:
     def run(self) -> tuple[Outcome, int]:
         # A resumed run has attempts behind it: --max-attempts counts them too.
         max_attempts = self.ctx.limits.max_attempts
-        allowed = max(1, max_attempts - len(self.state.history) - (self.number_offset - self.uncounted))
-        for number in range(1, allowed + 1):
-            if not self.attempt() or number == allowed:
+        left = max(1, max_attempts - len(self.state.history) - (self.number_offset - self.uncounted))
+        while True:
+            # The stop policy before each attempt: its cap here is a safety net behind the ladder's.
+            stop = before_attempt(Next(attempts_left=left, max_attempts=max_attempts,
+                                       interrupted=self.ctx.interrupted(), budget_left_s=self.ctx.budget_left()))
+            if stop.outcome is not None:
+                self.state.outcome, self.state.reason = stop.outcome, stop.reason
                 break
-            seconds = self._wait()
+            left -= 1
+            if not self.attempt():
+                break
+            seconds = self._wait() if left > 0 else 0.0  # no wait for an attempt that will not start
             if seconds > 0:
                 self._sleep(seconds)
-        if self.state.outcome is None:  # the loop's own cap (a safety net behind the ladder's)
-            self.state.outcome = Outcome.FAILED
-            self.state.reason = f"--max-attempts {max_attempts} reached"
+        assert self.state.outcome is not None
         return self.state.outcome, self.state.outcome.exit_code
 
     def attempt(self) -> bool:
         """One attempt, its diagnosis and the remedy for the next; True = retry."""
         state = self.state
-        if self.ctx.interrupted():
-            state.outcome, state.reason = Outcome.INTERRUPTED, "interrupted"
-            return False
-        left = self.ctx.budget_left()
-        if left is not None and left <= 0:
-            state.outcome, state.reason = Outcome.BUDGET_EXHAUSTED, "the time budget is spent: no new attempt"
-            return False
         number = len(state.history) + 1 + self.number_offset
         result = self._run_attempt(number, state.plan)
         state.plan = plan_after_attempt(result.plan, result.outcome, result.checked_out)
@@ -241,7 +240,7 @@ class BuildSession:
         self.rec.event("plan.changed", env=state.plan.env_set, jobs=state.plan.jobs, prepare=state.plan.run_prepare,
                        opt_level=state.plan.opt_level, arch=list(state.plan.archs), remedy=None)
         self.rec.add_attempt(replace(self._attempt_record(result, remedies=()), ended="interrupted"))
-        state.outcome, state.reason = Outcome.INTERRUPTED, "interrupted"
+        state.outcome, state.reason = Outcome.INTERRUPTED, stoppolicy.INTERRUPTED
         return False
 
     def _next(self, diagnosis: Diagnosis) -> bool:
@@ -323,9 +322,8 @@ class BuildSession:
                 unavailable.add(verdict.remedy)
             self._verdict = (fingerprint, now, verdict.stop_after_s, verdict.reason)
         _, seen, after, reason = self._verdict
-        if after is None or now - seen < after:
-            return None
-        return reason
+        due = verdict_due(Due(stop_after_s=after, waited_s=now - seen, reason=reason))
+        return due.reason if due.stops else None
 
     def _applies(self, name: str, diagnosis: Diagnosis) -> bool:
         """A remedy's own decision, without its effects (remedies are pure or read-only)."""
@@ -381,18 +379,20 @@ class BuildSession:
         self._write_repro(number, plan, outcome)
         # The signal may reach the build's processes too (a scheduler signals the whole job): whatever the
         # step did on its way down, an attempt that did not succeed while an interrupt is pending was cut.
-        if not outcome.succeeded and (outcome.ended == "interrupted" or ctx.interrupted()):
+        ended = after_attempt(Ended(ended=outcome.ended, succeeded=outcome.succeeded, interrupted=ctx.interrupted()))
+        if ended.outcome is Outcome.INTERRUPTED:  # cut short: never diagnosed (the budget's end is, first)
             memory_figures = memory.finish(killed=False, compiles=slots.compiles) if memory is not None else None
-            return AttemptResult(number, plan, outcome, None, checked_out, cache_stats, memory_figures, None, jobs,
-                                 interrupted=True)
+            return AttemptResult(number=number, plan=plan, outcome=outcome, diagnosis=None, checked_out=checked_out,
+                                 cache=cache_stats, memory=memory_figures, jobs=jobs, interrupted=True)
         diagnosis = self._verify_artifacts(plan, log) if outcome.succeeded else self._diagnose(outcome, classifier)
         memory_figures = None
         if memory is not None:  # the guard's figures, the peak per job, an OOM kill confirmed or not
             memory_figures = memory.finish(killed=diagnosis is not None and looks_killed(
                 outcome.signal, outcome.exit_code, diagnosis.category, diagnosis.text), compiles=slots.compiles)
             diagnosis = with_memory(diagnosis, memory_figures)
-        return AttemptResult(number, plan, outcome, diagnosis, checked_out, cache_stats, memory_figures,
-                             self._provenance(plan, outcome), jobs)
+        return AttemptResult(number=number, plan=plan, outcome=outcome, diagnosis=diagnosis, checked_out=checked_out,
+                             cache=cache_stats, memory=memory_figures, provenance=self._provenance(plan, outcome),
+                             jobs=jobs)
 
     def _cache_stats(self, number: int, plan: BuildPlan) -> dict[str, object] | None:
         cache = self.ctx.cache

@@ -70,7 +70,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pexpect
 
 from rocmbuild.errors import DiskFullError, InternalError
-from rocmbuild.process import containment, proctree, ptyrelay
+from rocmbuild.process import containment, proctree, ptyrelay, stoppolicy
 from rocmbuild.process.watcher import Progress, Watcher
 
 if TYPE_CHECKING:
@@ -392,14 +392,11 @@ class _StepRun:
     relay_restarts: int = field(default=0, init=False)
 
     def _limit_reached(self, now: float, last_output: float) -> str | None:
-        if self.interrupted():
-            return "interrupted"
-        if self.limits.deadline is not None and now >= self.limits.deadline:
-            return "budget"
-        stall = self.limits.stall_timeout_s
-        if stall is not None and now - last_output >= stall:
-            return "stalled"
-        return None
+        """How the step ends now (interrupted, budget, stalled: the stop policy's answer), or None."""
+        deadline = self.limits.deadline
+        return stoppolicy.during_attempt(stoppolicy.Running(
+            interrupted=self.interrupted(), budget_left_s=None if deadline is None else deadline - now,
+            quiet_s=now - last_output, stall_timeout_s=self.limits.stall_timeout_s)).ended
 
     def run(self) -> _StepResult:
         now = time.monotonic()
