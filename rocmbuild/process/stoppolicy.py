@@ -1,7 +1,8 @@
 """The one stop policy: stop the run, stop the running attempt, or go on (pure).
 
-Every "do we stop?" rocmbuild asks goes through here, each at its moment, each with a frozen
-value in and a ``StopDecision`` out:
+Whether the run's limits (an interrupt, --budget, the stall timeout, --max-attempts) stop the run
+or the running attempt is asked here, at each moment, with a frozen value in and a
+``StopDecision`` out:
 
 - ``during_attempt`` (the PTY engine every tick, a fingerprint's walk): an interrupt, the
   --budget spent, no output for the stall timeout stop the attempt;
@@ -13,9 +14,10 @@ value in and a ``StopDecision`` out:
   --max-attempts spent, an interrupt, the budget spent stop the run, in that order.
 
 What the ladder decides from a diagnosis (which remedy, a spent ladder, not retryable, fail-fast)
-stays the ladder's (loop/ladder.py, loop/verdict.py); this module holds the limits every attempt
-runs within, their order and the words a stop is recorded with (summary.json's ``stop_reason``,
-docs/reference-records.md).  It sits in the process layer so the runner can ask it too.
+stays the ladder's (loop/ladder.py, loop/verdict.py), and what a stop means to a caller (a side
+step's BudgetSpent, a refused resume) the caller's; this module holds the limits, their order and
+the words a stop is recorded with (summary.json's ``stop_reason``, docs/reference-records.md).
+It sits in the process layer so the runner can ask it too.
 """
 
 from __future__ import annotations
