@@ -58,7 +58,7 @@ test-slurm: install toolchain
 # The in-process tier: pure policy, parsing, planning through make_plan, and the ladder through the
 # real BuildSession with a fake attempt runner (Services.attempt). Seconds, no toolchain needed.
 FAST_TESTS := arch catalogue classifier diagnosis_quality environment host ladder layout ldcache loader_dirs logscan noise \
-              options paths planning recipe remedies services session_fast watcher
+              options paths planning recipe remedies services session_fast stoppolicy watcher
 test-fast: install
 	$(PY) -m pytest -q -p no:cacheprovider $(addprefix tests/test_,$(addsuffix .py,$(FAST_TESTS)))
 

@@ -43,6 +43,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
+from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.display import Display
 from rocmbuild.process.runner import Limits, Step, run_attempt
 from rocmbuild.process.watcher import ACCELERATOR_AVAILABLE, LineHook, Watcher
@@ -109,8 +110,9 @@ def time_rocmbuild(log: Path, work: Path, hook: LineHook, accelerate: bool) -> t
     with open(os.devnull, "wb") as sink, Display(sink, mode="normal", is_tty=False) as display:
         t0 = time.perf_counter()
         outcome = run_attempt(
-            [Step("build", f"cat {log}")], cwd=work, env=dict(os.environ), log_path=attempt_log,
-            watcher=watcher, limits=Limits(stall_timeout_s=120), display=display,
+            AttemptRequest((Step("build", f"cat {log}"),), cwd=work, env=dict(os.environ), log_path=attempt_log,
+                           limits=Limits(stall_timeout_s=120)),
+            AttemptHooks(watcher=watcher, display=display),
         )
         elapsed = time.perf_counter() - t0
     if not outcome.succeeded:

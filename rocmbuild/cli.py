@@ -25,6 +25,7 @@ from rocmbuild.options import (
     DEFAULT_BACKOFF_S,
     DEFAULT_MAX_ATTEMPTS,
     BuildOptions,
+    DoctorOptions,
     parse_duration,
     parse_notify_timeout,
     parse_positive_int,
@@ -292,14 +293,12 @@ def diagnose(logs: tuple[str, ...], as_json: bool, explain: bool) -> None:
 @_env_option("requires_from", "--requires-from", default=None, metavar="URL_OR_DIR",
              help="the wheel index or wheelhouse builds would install requires from")
 @_env_option("cache_remote", "--cache-remote", default=None, metavar="URL", help="the shared compiler cache")
-def doctor(arch: str | None, rocm_path: str | None, as_json: bool, hip_compiler: str | None,
-           wheel_dir: str | None, requires_from: str | None, cache_remote: str | None) -> None:
+def doctor(**kw: Any) -> None:
     """Check this machine: toolchain, versions, GPUs, loader config, MAX_JOBS, fleet settings."""
     from rocmbuild.commands.doctor import run_doctor
 
-    raise SystemExit(run_doctor(arch=arch, rocm_path=rocm_path, as_json=as_json, environ=dict(os.environ),
-                                out=sys.stdout, hip_compiler=hip_compiler, wheel_dir=wheel_dir,
-                                requires_from=requires_from, cache_remote=cache_remote))
+    # click names each option's parameter after a DoctorOptions field.
+    raise SystemExit(run_doctor(DoctorOptions(**kw), environ=dict(os.environ), out=sys.stdout))
 
 
 @cli.command("recipes")

@@ -1,7 +1,7 @@
 """Build options as one frozen value, and the parsers for their text forms.
 
-The CLI turns flags (and ``ROCMBUILD_<NAME>`` variables) into BuildOptions;
-everything after the CLI reads only this value.
+The CLI turns flags (and ``ROCMBUILD_<NAME>`` variables) into BuildOptions (``doctor``'s
+into DoctorOptions); everything after the CLI reads only this value.
 """
 
 from __future__ import annotations
@@ -88,6 +88,19 @@ def parse_seconds(text: str, option: str) -> float:
         raise UsageError(f"{option} must be a finite number of seconds, not negative (got {text})",
                          todo=f"write e.g. {option} 30")
     return value
+
+
+@dataclass(frozen=True, kw_only=True)
+class DoctorOptions:
+    """What ``rocmbuild doctor`` was asked to check, and whether it answers in JSON (docs/reference-cli.md)."""
+
+    arch: str | None = None
+    rocm_path: str | None = None
+    as_json: bool = False
+    hip_compiler: str | None = None
+    wheel_dir: str | None = None
+    requires_from: str | None = None
+    cache_remote: str | None = None
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, TextIO
 
 from rocmbuild.host import arch as archmod
 from rocmbuild.host.probecache import ProbeCache
-from rocmbuild.process import attempt as attemptmod
 from rocmbuild.process import command as proc
+from rocmbuild.process import runner
 
 if TYPE_CHECKING:
     from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
@@ -41,7 +41,7 @@ class Services:
     run: proc.Run = proc.capture
     detect_arch: Callable[[], archmod.Detection | None] = archmod.detect_local_archs
     probes: ProbeCache = field(default_factory=ProbeCache)
-    attempt: Callable[[AttemptRequest, AttemptHooks], AttemptOutcome] = attemptmod.run  # runs one attempt's steps
+    attempt: Callable[[AttemptRequest, AttemptHooks], AttemptOutcome] = runner.run_attempt  # runs one attempt's steps
 
 
 def pause(seconds: float, *, sleep: Callable[[float], None], interrupted: Callable[[], bool],

@@ -14,7 +14,7 @@ from rocmbuild.checks.preflight import FAIL, OK, Check
 from rocmbuild.diagnosis.advice import next_steps
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import classify
-from rocmbuild.diagnosis.nextstep import outcome_todo, preflight_todo, requires_todo
+from rocmbuild.diagnosis.nextstep import Required, outcome_todo, preflight_todo, requires_todo
 from rocmbuild.host import aptcheck
 from rocmbuild.host.hipcompiler import HipCompiler
 from rocmbuild.host.libraries import install_line, rocm_release_of
@@ -78,8 +78,8 @@ def test_a_host_rocm_too_old_for_the_pin_says_rocm_first(tmp_path: Path) -> None
 
 
 def test_requires_todo_puts_blockers_before_the_torch_install() -> None:
-    todo = requires_todo("torch", ["vllm"], ["gfx942"], "python3", ["torch"], torch_install="TORCH-STEP",
-                         blockers=["gfx942 needs ROCm 6.0 or later"])
+    todo = requires_todo(Required(name="torch", python="python3", packages=["torch"]), ["vllm"], ["gfx942"],
+                         torch_install="TORCH-STEP", blockers=["gfx942 needs ROCm 6.0 or later"])
     assert todo.index("gfx942 needs ROCm 6.0") < todo.index("TORCH-STEP")
     assert "rocm6.4" not in todo
 

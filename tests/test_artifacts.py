@@ -17,6 +17,7 @@ from rocmbuild.host.arch import Targets
 from rocmbuild.process.command import CommandResult
 from rocmbuild.verification.artifacts import (
     CodeObjectListing,
+    Lister,
     Tools,
     arch_of_entry,
     find_tools,
@@ -112,7 +113,7 @@ def test_arch_must_be_in_every_bundle(tmp_path: Path) -> None:
     assert listing.bundles == (("gfx908", "gfx90a"), ("gfx908",))
     assert listing.partial == ("gfx90a",)
     assert listing.complete("gfx908") and not listing.complete("gfx90a")
-    report = verify_artifacts(tmp_path, ["lib/*.so"], Targets.parse("gfx90a,gfx908"), tools=BUILTIN_ONLY)
+    report = verify_artifacts(tmp_path, ["lib/*.so"], Targets.parse("gfx90a,gfx908"), Lister(tools=BUILTIN_ONLY))
     assert report.missing == ("gfx90a",)
     assert report.problem_line() == (
         "lib/libx.so has no code object for gfx90a in 1 of 2 bundles (found: gfx908, gfx90a)")
@@ -124,7 +125,7 @@ def test_host_only_binary_has_no_device_code(tmp_path: Path) -> None:
     listing = list_code_objects(so, tools=BUILTIN_ONLY)
     assert listing.archs == () and listing.readable
     assert "no .hip_fatbin section" in listing.note
-    report = verify_artifacts(tmp_path, ["*.so"], Targets.parse("gfx942"), tools=BUILTIN_ONLY)
+    report = verify_artifacts(tmp_path, ["*.so"], Targets.parse("gfx942"), Lister(tools=BUILTIN_ONLY))
     assert report.problem_line() == "host.so has no code object for gfx942 (found: none)"
 
 
@@ -139,7 +140,7 @@ def test_compressed_bundle_is_not_guessed(tmp_path: Path) -> None:
     listing = list_code_objects(so, tools=BUILTIN_ONLY)
     assert not listing.readable and listing.archs == ()
     assert "compressed bundle (CCOB v2, zlib)" in listing.note
-    report = verify_artifacts(tmp_path, ["*.so"], Targets.parse("gfx90a"), tools=BUILTIN_ONLY)
+    report = verify_artifacts(tmp_path, ["*.so"], Targets.parse("gfx90a"), Lister(tools=BUILTIN_ONLY))
     # Unverifiable is a warning for the caller, not a missing arch.
     assert report.missing == () and [c.name for c in report.unreadable] == ["c.so"]
 
@@ -207,7 +208,7 @@ def test_globs_stay_inside_the_source_tree(tmp_path: Path) -> None:
     write_elf(source / "build" / "lib" / "ok.so", bundle(HOST, GFX90A))
     (source / "build" / "link.so").symlink_to(outside)
     report = verify_artifacts(source, ["build/**/*.so", "../outside/*.so", str(outside), "dist/*.whl"],
-                              Targets.parse("gfx90a"), tools=BUILTIN_ONLY)
+                              Targets.parse("gfx90a"), Lister(tools=BUILTIN_ONLY))
     assert [c.name for c in report.artifacts] == ["build/lib/ok.so"]
     assert report.unmatched == ("dist/*.whl",)
     assert set(report.rejected) == {"build/link.so", "../outside/*.so", str(outside)}
@@ -218,18 +219,18 @@ def test_globs_stay_inside_the_source_tree(tmp_path: Path) -> None:
 def test_describe_summarises_in_one_line(tmp_path: Path) -> None:
     write_elf(tmp_path / "a.so", bundle(HOST, GFX908))
     write_elf(tmp_path / "c.so", compressed(bundle(HOST, GFX90A)))
-    report = verify_artifacts(tmp_path, ["*.so", "b/*.so"], Targets.parse("gfx90a"), tools=BUILTIN_ONLY)
+    report = verify_artifacts(tmp_path, ["*.so", "b/*.so"], Targets.parse("gfx90a"), Lister(tools=BUILTIN_ONLY))
     text = report.describe()
     assert "\n" not in text
     assert text.startswith("FAILED: wanted gfx90a; a.so: gfx908 (builtin), missing gfx90a; "
                            "c.so: not verified (")
     assert text.endswith("; no artifact matched b/*.so")
-    ok = verify_artifacts(tmp_path, ["a.so"], Targets.parse("gfx908"), tools=BUILTIN_ONLY)
+    ok = verify_artifacts(tmp_path, ["a.so"], Targets.parse("gfx908"), Lister(tools=BUILTIN_ONLY))
     assert ok.describe() == "ok: wanted gfx908; a.so: gfx908 (builtin)"
 
 
 def test_tools_come_from_the_build_env_and_llvm_bin(tmp_path: Path) -> None:
-    """verify_artifacts(env=, llvm_bin=) looks for tools there and runs them with that env."""
+    """verify_artifacts(Lister(env=, llvm_bin=)) looks for tools there and runs them with that env."""
     llvm_bin = tmp_path / "llvm" / "bin"
     llvm_bin.mkdir(parents=True)
     objdump = llvm_bin / "llvm-objdump"
@@ -243,20 +244,21 @@ def test_tools_come_from_the_build_env_and_llvm_bin(tmp_path: Path) -> None:
         return CommandResult(0, "Extracting offload bundle: artifact.0.hipv4-amdgcn-amd-amdhsa--gfx90a\n")
 
     env = {"PATH": str(tmp_path / "empty"), "MARK": "1"}
-    report = verify_artifacts(tmp_path / "src", ["*.so"], Targets.parse("gfx90a"), run=run, env=env, llvm_bin=llvm_bin)
+    report = verify_artifacts(tmp_path / "src", ["*.so"], Targets.parse("gfx90a"),
+                              Lister(run=run, env=env, llvm_bin=llvm_bin))
     assert report.ok and report.artifacts[0].listing.tool == str(objdump)
     assert seen == [([str(objdump), "--offloading", "artifact"], env)]
 
 
 def test_no_match_is_a_problem(tmp_path: Path) -> None:
-    report = verify_artifacts(tmp_path, ["build/**/*.so"], Targets.parse("gfx90a"), tools=BUILTIN_ONLY)
+    report = verify_artifacts(tmp_path, ["build/**/*.so"], Targets.parse("gfx90a"), Lister(tools=BUILTIN_ONLY))
     assert report.problem_line() == "no artifact matched build/**/*.so"
     assert report.problem_fields() == {"target": "build/**/*.so"}
 
 
 def test_requested_features_are_ignored(tmp_path: Path) -> None:
     write_elf(tmp_path / "a.so", bundle(HOST, GFX908))
-    report = verify_artifacts(tmp_path, ["a.so"], Targets.parse("gfx908:xnack+"), tools=BUILTIN_ONLY)
+    report = verify_artifacts(tmp_path, ["a.so"], Targets.parse("gfx908:xnack+"), Lister(tools=BUILTIN_ONLY))
     assert report.ok and report.archs == ("gfx908",)
 
 

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 from rocmbuild.diagnosis.classifier import Diagnosis
@@ -20,9 +21,10 @@ ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 
 
 def missing(module: str) -> Diagnosis:
-    return Diagnosis.simple("missing_python_dependency", "module-not-found", line=3,
-                            text=f"ModuleNotFoundError: No module named '{module}'", fields={"module": module},
-                            retryable=True)
+    found = Diagnosis.simple("missing_python_dependency", "module-not-found",
+                             text=f"ModuleNotFoundError: No module named '{module}'", fields={"module": module},
+                             retryable=True)
+    return replace(found, line=3)
 
 
 def tree(tmp_path: Path, requires: str) -> Path:

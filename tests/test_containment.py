@@ -21,6 +21,7 @@ from test_e2e_ladder import ROCMBUILD, base_env
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Classifier
 from rocmbuild.process import containment, runner
+from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.watcher import Watcher
 
 CHILDREN = Path(__file__).parent / "children"
@@ -61,9 +62,10 @@ def marker() -> Iterator[str]:
 def attempt(tmp: Path, command: str, interrupt_after: float | None = None, **limits: Any) -> runner.AttemptOutcome:
     t0 = time.monotonic()
     return runner.run_attempt(
-        [runner.Step("build", command)], cwd=tmp, env=dict(os.environ), log_path=tmp / "a.log",
-        watcher=Watcher(Classifier(load_catalogue())), limits=runner.Limits(grace_s=0.5, **limits),
-        interrupted=lambda: interrupt_after is not None and time.monotonic() - t0 > interrupt_after)
+        AttemptRequest((runner.Step("build", command),), cwd=tmp, env=dict(os.environ), log_path=tmp / "a.log",
+                       limits=runner.Limits(grace_s=0.5, **limits)),
+        AttemptHooks(watcher=Watcher(Classifier(load_catalogue())),
+                     interrupted=lambda: interrupt_after is not None and time.monotonic() - t0 > interrupt_after))
 
 
 def test_cgroup_v2_is_found_and_used_here() -> None:

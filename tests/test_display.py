@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.process.display import Display
+from rocmbuild.process.display import Caption, Display, Pace
 from rocmbuild.process.watcher import Watcher
 
 ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -32,8 +32,8 @@ def watcher_at(done: int, total: int, extra: bytes = b"") -> Watcher:
 def test_quiet_not_a_tty_prints_only_plain_progress_lines() -> None:
     out = io.BytesIO()
     clock = Clock()
-    with Display(out, mode="quiet", is_tty=False, attempt=2, max_attempts=6, plain_interval_s=30,
-                 clock=clock) as d:
+    with Display(out, mode="quiet", is_tty=False, caption=Caption(attempt=2, max_attempts=6),
+                 pace=Pace(plain_interval_s=30, clock=clock)) as d:
         d.step("build")
         d.relay(b"compiler output\n")
         w = watcher_at(10, 100, b"a.cpp:1: warning: unused variable\n")
@@ -52,7 +52,7 @@ def test_quiet_not_a_tty_prints_only_plain_progress_lines() -> None:
 def test_normal_not_a_tty_relays_whole_lines_and_progress_only_between_lines() -> None:
     out = io.BytesIO()
     clock = Clock()
-    d = Display(out, mode="normal", is_tty=False, plain_interval_s=0, clock=clock)
+    d = Display(out, mode="normal", is_tty=False, pace=Pace(plain_interval_s=0, clock=clock))
     d.step("build")
     d.relay(b"half a li")
     clock.now += 1
@@ -75,7 +75,7 @@ def test_not_a_tty_strips_ansi_and_collapses_redraws() -> None:
            b"\r[1/3] Building CXX object a.o\x1b[K\r[2/3] Building CXX object bb.o\x1b[K\r[3/3] Linking\x1b[K\r\n"
            b"Downloading x.whl   10%|#     |\rDownloading x.whl  100%|######|\r\n"
            b"\x1b]0;title\x07tail without newline")
-    with Display(out, mode="normal", is_tty=False, plain_interval_s=1e9) as d:
+    with Display(out, mode="normal", is_tty=False, pace=Pace(plain_interval_s=1e9)) as d:
         for i in range(0, len(raw), 7):   # chunks cut through escapes and lines
             d.relay(raw[i:i + 7])
         d.message("rocmbuild: attempt 1 failed")
@@ -100,7 +100,8 @@ def test_verbose_relays_like_normal() -> None:
 def test_tty_quiet_shows_the_status_line_and_no_output() -> None:
     out = io.BytesIO()
     clock = Clock()
-    d = Display(out, mode="quiet", is_tty=True, width=120, attempt=1, max_attempts=3, recipe="vllm", clock=clock)
+    d = Display(out, mode="quiet", is_tty=True, width=120, caption=Caption(attempt=1, max_attempts=3, recipe="vllm"),
+                pace=Pace(clock=clock))
     d.step("build")
     d.relay(b"hidden compiler output\n")
     d.update(watcher_at(30, 120, b"x.cpp:2: error: boom\n"))
@@ -114,7 +115,7 @@ def test_tty_quiet_shows_the_status_line_and_no_output() -> None:
 def test_tty_normal_relays_output_intact_around_the_status_line() -> None:
     out = io.BytesIO()
     clock = Clock()
-    d = Display(out, mode="normal", is_tty=True, width=100, clock=clock)
+    d = Display(out, mode="normal", is_tty=True, width=100, pace=Pace(clock=clock))
     d.step("build")
     d.update(watcher_at(1, 10))
     drawn = out.getvalue()
@@ -138,7 +139,7 @@ def test_tty_normal_relays_output_intact_around_the_status_line() -> None:
 def test_status_updates_are_rate_limited() -> None:
     out = io.BytesIO()
     clock = Clock()
-    d = Display(out, mode="quiet", is_tty=True, width=100, refresh_s=0.1, clock=clock)
+    d = Display(out, mode="quiet", is_tty=True, width=100, pace=Pace(refresh_s=0.1, clock=clock))
     w = watcher_at(1, 10)
     d.update(w)
     size = len(out.getvalue())
@@ -153,7 +154,7 @@ def test_status_updates_are_rate_limited() -> None:
 
 def test_eta_from_the_recent_rate() -> None:
     clock = Clock()
-    d = Display(io.BytesIO(), mode="quiet", is_tty=False, refresh_s=0, clock=clock)
+    d = Display(io.BytesIO(), mode="quiet", is_tty=False, pace=Pace(refresh_s=0, clock=clock))
     d.update(watcher_at(100, 1000))
     clock.now += 10
     w = watcher_at(200, 1000)

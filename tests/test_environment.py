@@ -6,6 +6,7 @@ from pathlib import Path
 
 from rocmbuild.host.rocm import Rocm
 from rocmbuild.planning.environment import (
+    BuildVariables,
     EnvChange,
     apply_changes,
     base_changes,
@@ -19,13 +20,13 @@ ROCM = Rocm(OPT, bin_dirs=(OPT / "bin",), lib_dirs=(OPT / "lib", OPT / "lib/llvm
 
 
 def compose(caller: dict[str, str], **kw: object) -> dict[str, str]:
-    args: dict[str, object] = dict(
-        caller_env=caller, rocm=ROCM, rocm_path_option=False, arch_variables=("PYTORCH_ROCM_ARCH",),
-        arch_value="gfx942", job_variables=("MAX_JOBS",), jobs=8, jobs_option=False,
-        recipe_env={"VLLM_TARGET_DEVICE": "rocm"},
-    )
-    args.update(kw)
-    return apply_changes(caller, base_changes(**args))  # type: ignore[arg-type]
+    variables: dict[str, object] = dict(arch_variables=("PYTORCH_ROCM_ARCH",), arch_value="gfx942",
+                                        job_variables=("MAX_JOBS",), jobs=8, jobs_option=False)
+    args: dict[str, object] = dict(caller_env=caller, rocm=ROCM, rocm_path_option=False,
+                                   recipe_env={"VLLM_TARGET_DEVICE": "rocm"})
+    for key, value in kw.items():
+        (variables if key in variables else args)[key] = value
+    return apply_changes(caller, base_changes(variables=BuildVariables(**variables), **args))  # type: ignore[arg-type]
 
 
 def test_link_and_load_paths_both_get_every_lib_dir() -> None:

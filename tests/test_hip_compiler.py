@@ -254,11 +254,13 @@ def test_preflight_probe_follows_the_clang_and_hip_device_lib_path(device_libs: 
     assert compiler is not None and compiler.llvm_bin == LLVM19
     env = {**os.environ, "HIP_PLATFORM": "amd"}
     env.pop("HIP_DEVICE_LIB_PATH", None)
-    nolib, = preflight.check_arch_supported("/usr/bin/hipcc", Targets.parse("gfx942"), env, compiler=compiler)
+    nolib, = preflight.check_arch_supported("/usr/bin/hipcc", Targets.parse("gfx942"), preflight.Probing(env=env),
+                                           compiler=compiler)
     assert nolib.failed and nolib.category == "toolchain_missing"
     assert "export HIP_DEVICE_LIB_PATH=DIR" in nolib.todo
     ok = preflight.check_arch_supported("/usr/bin/hipcc", Targets.parse("gfx942,gfx90a"),
-                                        {**env, "HIP_DEVICE_LIB_PATH": device_libs}, compiler=compiler)
+                                        preflight.Probing(env={**env, "HIP_DEVICE_LIB_PATH": device_libs}),
+                                        compiler=compiler)
     assert [c.status for c in ok] == ["ok", "ok"]
     assert ok[0].detail == f"clang 19.1.7 (HIP compiler {CLANG}) compiles for gfx942"
 

@@ -207,12 +207,14 @@ def test_a_step_that_cannot_start_never_runs_rocmbuild_code_in_the_child(tmp_pat
     from rocmbuild.diagnosis.catalogue import load_catalogue
     from rocmbuild.diagnosis.classifier import Classifier
     from rocmbuild.process import runner
+    from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
     from rocmbuild.process.watcher import Watcher
 
     def run(env: dict[str, str]) -> tuple[Any, str]:
         log = tmp_path / f"a{len(env)}.log"
-        outcome = runner.run_attempt([runner.Step("build", "echo $((6 * 7))")], cwd=tmp_path, env=env, log_path=log,
-                                     watcher=Watcher(Classifier(load_catalogue())), limits=runner.Limits())
+        request = AttemptRequest((runner.Step("build", "echo $((6 * 7))"),), cwd=tmp_path, env=env, log_path=log,
+                                 limits=runner.Limits())
+        outcome = runner.run_attempt(request, AttemptHooks(watcher=Watcher(Classifier(load_catalogue()))))
         return outcome, log.read_text()
 
     base = {"PATH": os.environ["PATH"]}

@@ -400,8 +400,8 @@ def test_gather_host_measures_every_time(tmp_path: Path) -> None:
     touch(cg / "memory.max", str(4 * GiB))
     touch(cg / "memory.current", "0")
     run = FakeRun()
-    kwargs: dict[str, Any] = dict(fs_root=tmp_path, run=run, cgroup_root=cg, proc_cgroup=tmp_path / "x",
-                                  meminfo=meminfo(tmp_path, 16), python="/venv/bin/python")
+    files = host.HostFiles(fs_root=tmp_path, cgroup_root=cg, proc_cgroup=tmp_path / "x", meminfo=meminfo(tmp_path, 16))
+    kwargs: dict[str, Any] = dict(files=files, run=run, python="/venv/bin/python")
     facts = host.gather_host(None, {}, **kwargs)
     assert facts.rocm is not None and facts.rocm.layout == "system"
     assert (facts.cpus, facts.cpus_reason) == (1, "1 CPU (cgroup quota 100000/100000)")
@@ -423,8 +423,9 @@ def test_loader_dirs_are_gathered_with_the_host_facts_each_time(tmp_path: Path) 
                                     f"{builtin}: (from <builtin>:0)\n")
         return run
 
-    kwargs: dict[str, Any] = dict(fs_root=tmp_path, run=FakeRun(), cgroup_root=tmp_path / "cg",
-                                  proc_cgroup=tmp_path / "x", meminfo=meminfo(tmp_path, 16))
+    kwargs: dict[str, Any] = dict(files=host.HostFiles(fs_root=tmp_path, cgroup_root=tmp_path / "cg",
+                                                       proc_cgroup=tmp_path / "x", meminfo=meminfo(tmp_path, 16)),
+                                  run=FakeRun())
     if not (shutil.which("ldconfig") or shutil.which("ldconfig", path="/sbin:/usr/sbin")):
         pytest.fail("this machine has no ldconfig (libc-bin)")
     first = host.gather_host(None, {}, ldconfig_run=ldconfig("/usr/lib/builtin-a"), **kwargs)

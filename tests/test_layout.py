@@ -181,6 +181,55 @@ def test_packages_import_only_the_layers_below_theirs() -> None:
     assert layer_violations(package_graph(), LAYERS) == []
 
 
+# A signature this wide hides which arguments travel together: more than this many parameters
+# (self/cls not counted; *args and **kwargs count) and they become a keyword-only frozen dataclass.
+MAX_PARAMETERS = 6
+# Functions allowed more, "path:name" -> why.  Empty: every function fits.
+WIDE_ALLOWED: dict[str, str] = {}
+
+
+def parameter_count(function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
+    """The parameters a caller can pass: positional-only, ordinary, keyword-only, *args and **kwargs,
+    less a method's ``self`` or ``cls``."""
+    args = function.args
+    names = [a.arg for a in (*args.posonlyargs, *args.args)]
+    count = len(names) + len(args.kwonlyargs) + (args.vararg is not None) + (args.kwarg is not None)
+    return count - 1 if names and names[0] in ("self", "cls") else count
+
+
+def wide_signatures(package: Path, limit: int = MAX_PARAMETERS) -> dict[str, int]:
+    """Every function (methods and nested ones included) with more than ``limit`` parameters,
+    as ``path:name`` -> how many."""
+    found = {}
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and parameter_count(node) > limit:
+                found[f"{path.relative_to(package)}:{node.name}"] = parameter_count(node)
+    return found
+
+
+def test_no_function_takes_more_than_six_parameters() -> None:
+    wide = wide_signatures(PACKAGE)
+    assert {name: n for name, n in wide.items() if name not in WIDE_ALLOWED} == {}
+    assert set(WIDE_ALLOWED) <= set(wide), "an allowance no function needs any more: remove it"
+
+
+def test_a_wide_signature_is_found(tmp_path: Path) -> None:
+    package = tmp_path / "rocmbuild"
+    package.mkdir()
+    (package / "a.py").write_text(
+        "def seven(a, b, c, d, e, f, g): ...\n"
+        "def six(a, b, /, c, *, d, e, f): ...\n"
+        "def starred(a, b, c, d, e, *args, **kwargs): ...\n"
+        "class K:\n"
+        "    def method(self, a, b, c, d, e, f): ...\n"
+        "    @classmethod\n"
+        "    def wide(cls, a, b, c, d, e, f, *, g): ...\n"
+        "def outer():\n"
+        "    async def inner(a, b, c, d, e, f, g=1): ...\n")
+    assert wide_signatures(package) == {"a.py:seven": 7, "a.py:starred": 7, "a.py:wide": 7, "a.py:inner": 7}
+
+
 def test_own_imports_are_at_the_top_of_a_module_except_where_the_cli_dispatches() -> None:
     found = {str(p.relative_to(PACKAGE)): imports_in_functions(p) for p in sorted(PACKAGE.rglob("*.py"))
              if p != PACKAGE / "cli.py"}

@@ -13,7 +13,7 @@ import pytest
 from rocmbuild.host import facts as host
 from rocmbuild.host.rocm import Rocm
 from rocmbuild.options import BuildOptions
-from rocmbuild.planning.environment import apply_changes, base_changes
+from rocmbuild.planning.environment import BuildVariables, apply_changes, base_changes
 from rocmbuild.planning.planning import plan_all
 from rocmbuild.services import Services
 
@@ -24,9 +24,10 @@ PROBE = "import sys, ssl; print(sys.version); print(ssl.OPENSSL_VERSION)"
 
 def test_system_layout_lib_dir_is_not_put_on_loader_paths() -> None:
     changes = base_changes(
-        caller_env={"PATH": "/usr/bin"}, rocm=SYSTEM, rocm_path_option=False, arch_variables=("PYTORCH_ROCM_ARCH",),
-        arch_value="gfx942", job_variables=("MAX_JOBS",), jobs=4, jobs_option=False, recipe_env={},
-        loader_dirs=host.STATIC_LOADER_DIRS,
+        caller_env={"PATH": "/usr/bin"}, rocm=SYSTEM, rocm_path_option=False,
+        variables=BuildVariables(arch_variables=("PYTORCH_ROCM_ARCH",), arch_value="gfx942",
+                                 job_variables=("MAX_JOBS",), jobs=4, jobs_option=False),
+        recipe_env={}, loader_dirs=host.STATIC_LOADER_DIRS,
     )
     env = apply_changes({"PATH": "/usr/bin"}, changes)
     assert "LD_LIBRARY_PATH" not in env and "LIBRARY_PATH" not in env
@@ -37,8 +38,9 @@ def test_opt_rocm_lib_dirs_still_get_both_paths() -> None:
     rocm = Rocm(Path("/opt/rocm"), bin_dirs=(Path("/opt/rocm/bin"),),
                 lib_dirs=(Path("/opt/rocm/lib"), Path("/usr/lib")))
     changes = base_changes(
-        caller_env={}, rocm=rocm, rocm_path_option=False, arch_variables=(), arch_value="gfx942",
-        job_variables=(), jobs=4, jobs_option=False, recipe_env={}, loader_dirs=host.STATIC_LOADER_DIRS,
+        caller_env={}, rocm=rocm, rocm_path_option=False,
+        variables=BuildVariables(arch_variables=(), arch_value="gfx942", job_variables=(), jobs=4, jobs_option=False),
+        recipe_env={}, loader_dirs=host.STATIC_LOADER_DIRS,
     )
     env = apply_changes({}, changes)
     assert env["LD_LIBRARY_PATH"] == env["LIBRARY_PATH"] == "/opt/rocm/lib"

@@ -32,7 +32,7 @@ from rocmbuild.process.kernlog import (
     parse_oom_line,
     read_kmsg,
 )
-from rocmbuild.process.memguard import MIB, MemoryGuard, confirm_oom, looks_killed
+from rocmbuild.process.memguard import MIB, MemoryGuard, OomScope, confirm_oom, looks_killed
 from tests.test_e2e_ladder import ROCMBUILD, base_env
 
 ALLOC = Path(__file__).parent / "children" / "alloc.py"
@@ -117,17 +117,19 @@ def test_the_reader_on_a_real_file_and_a_real_fifo(tmp_path: Path) -> None:
 
 def test_confirmed_from_the_kernel_log_or_the_cgroup_else_unconfirmed() -> None:
     log = [(120.0, GLOBAL)]
-    by_log = confirm_oom(None, log, "/dev/kmsg", pids={26958}, memcgs=(), since=110, until=130)
+    build = OomScope(pids={26958}, memcgs=(), since=110, until=130)
+    by_log = confirm_oom(None, log, "/dev/kmsg", scope=build)
     assert by_log["status"] == "confirmed" and by_log["source"] == "kernel log (/dev/kmsg)"
     assert (by_log["victim"], by_log["pid"], by_log["rss"]) == ("cc1plus", 26958, 3090636 * 1024)
-    both = confirm_oom(1, log, "dmesg", pids={26958}, memcgs=(), since=110, until=130)
+    both = confirm_oom(1, log, "dmesg", scope=build)
     assert both["source"] == "kernel log (dmesg), cgroup oom_kill count +1"
-    by_cgroup = confirm_oom(1, None, "neither is readable", pids={26958}, memcgs=(), since=110, until=130)
+    by_cgroup = confirm_oom(1, None, "neither is readable", scope=build)
     assert by_cgroup["status"] == "confirmed" and by_cgroup["source"] == "cgroup oom_kill count +1"
     assert by_cgroup["victim"] is None and "not readable" in by_cgroup["detail"]
-    unread = confirm_oom(0, None, "neither /dev/kmsg nor dmesg is readable", pids={1}, memcgs=(), since=0, until=1)
+    unread = confirm_oom(0, None, "neither /dev/kmsg nor dmesg is readable",
+                         scope=OomScope(pids={1}, memcgs=(), since=0, until=1))
     assert unread["status"] == "unconfirmed" and "neither /dev/kmsg nor dmesg" in unread["detail"]
-    other = confirm_oom(0, log, "/dev/kmsg", pids={1}, memcgs=(), since=110, until=130)
+    other = confirm_oom(0, log, "/dev/kmsg", scope=OomScope(pids={1}, memcgs=(), since=110, until=130))
     assert other["status"] == "unconfirmed" and "no OOM kill of the build's processes" in other["detail"]
 
 

@@ -17,6 +17,7 @@ from rocmbuild.checks.preflight import (
     OK,
     WARN,
     Check,
+    Probing,
     check_arch_supported,
     check_disk,
     check_hipcc_is_amd,
@@ -131,33 +132,34 @@ def test_arch_rejections_and_warnings_are_unsupported_arch() -> None:
         # Only a warning, exit status 0: still not usable.
         "gfx1201": "warning: 'gfx1201' is not a recognized processor for this target (ignoring processor)",
     }))
-    checks = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx950,gfx1201"), env={}, run=run)
+    checks = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx950,gfx1201"), Probing(env={}, run=run))
     assert [c.status for c in checks] == [OK, FAIL, FAIL]
     assert checks[1].detail == ("clang 15.0.6 from HIP 5.2 (hipcc /usr/bin/hipcc) rejects gfx950: "
                                 "invalid target ID 'gfx950'")
     assert checks[1].category == "unsupported_arch" and "ROCm 7.0" in checks[1].todo
     assert checks[2].category == "unsupported_arch" and "not a recognized processor" in checks[2].detail
     # Without a cache every call probes.
-    check_arch_supported(HIPCC, Targets.parse("gfx90a"), env={}, run=run)
+    check_arch_supported(HIPCC, Targets.parse("gfx90a"), Probing(env={}, run=run))
     assert sum(1 for c in run.calls if "--offload-arch=gfx90a" in c) == 2
 
 
 def test_a_probe_cache_asks_the_compiler_once() -> None:
     run = FakeRun(probe_answer({"gfx950": "clang: error: invalid target ID 'gfx950'"}))
     cache = preflight.ProbeCache()
-    first = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx950"), env={}, run=run, cache=cache)
-    again = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx950"), env={}, run=run, cache=cache)
+    first = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx950"), Probing(env={}, run=run, cache=cache))
+    again = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx950"), Probing(env={}, run=run, cache=cache))
     assert first == again and [c.status for c in again] == [OK, FAIL]
     assert sum(1 for c in run.calls if "--version" in c) == 1
     assert sum(1 for c in run.calls if any(a.startswith("--offload-arch=") for a in c)) == 2
     # Another ROCm behind the same hipcc is another compiler: asked again.
-    check_arch_supported(HIPCC, Targets.parse("gfx90a"), env={"ROCM_PATH": "/opt/rocm-6.2"}, run=run, cache=cache)
+    check_arch_supported(HIPCC, Targets.parse("gfx90a"), Probing(env={"ROCM_PATH": "/opt/rocm-6.2"}, run=run,
+                                                                 cache=cache))
     assert sum(1 for c in run.calls if "--version" in c) == 2
 
 
 def test_other_probe_failures_are_toolchain_problems() -> None:
     run = FakeRun(probe_answer({"gfx90a": "probe.hip:1:10: fatal error: 'hip/hip_runtime.h' file not found"}))
-    check, = check_arch_supported(HIPCC, Targets.parse("gfx90a"), env={}, run=run)
+    check, = check_arch_supported(HIPCC, Targets.parse("gfx90a"), Probing(env={}, run=run))
     assert check.status == FAIL and check.category == "toolchain_missing"
     assert "'hip/hip_runtime.h' file not found" in check.detail
 
@@ -166,8 +168,8 @@ def test_other_probe_failures_are_toolchain_problems() -> None:
 def test_real_probe_accepts_gfx90a_and_judges_gfx942_by_version(tmp_path: Path) -> None:
     version = preflight.hipcc_version(HIPCC, amd_env())
     cache = preflight.ProbeCache()
-    ok, gfx942 = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx942"), env=amd_env(), workdir=tmp_path,
-                                      cache=cache)
+    ok, gfx942 = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx942"),
+                                      Probing(env=amd_env(), workdir=tmp_path, cache=cache))
     assert ok.status == OK, ok
     assert version.hip is not None
     if tuple(int(x) for x in version.hip.split(".")) < (6, 0):
@@ -182,7 +184,8 @@ def test_real_probe_accepts_gfx90a_and_judges_gfx942_by_version(tmp_path: Path) 
     assert list(tmp_path.iterdir()) == [], "probe scratch dirs are removed"
     # Kept in the cache: the second round compiles nothing.
     start = time.monotonic()
-    again = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx942"), env=amd_env(), workdir=tmp_path, cache=cache)
+    again = check_arch_supported(HIPCC, Targets.parse("gfx90a,gfx942"),
+                                 Probing(env=amd_env(), workdir=tmp_path, cache=cache))
     assert time.monotonic() - start < 0.3
     assert [c.status for c in again] == [ok.status, gfx942.status]
 

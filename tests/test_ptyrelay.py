@@ -24,6 +24,7 @@ import psutil
 import pytest
 
 from rocmbuild.process import ptyrelay
+from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.runner import Limits, Step, run_attempt
 from rocmbuild.process.watcher import Watcher
 
@@ -239,9 +240,10 @@ def test_a_slow_watcher_never_holds_the_build_up(tmp_path: Path) -> None:
                f"head -c 300000 /dev/zero | tr '\\0' x; echo; date +%s.%N > {done}")
     hook = SlowHook()
     t0 = time.time()
-    outcome = run_attempt([Step("build", command)], cwd=tmp_path, env=dict(os.environ),
-                          log_path=tmp_path / "attempt-1.log", watcher=Watcher(hook),
-                          limits=Limits(stall_timeout_s=30, grace_s=0.5))
+    outcome = run_attempt(AttemptRequest((Step("build", command),), cwd=tmp_path, env=dict(os.environ),
+                                         log_path=tmp_path / "attempt-1.log",
+                                         limits=Limits(stall_timeout_s=30, grace_s=0.5)),
+                          AttemptHooks(watcher=Watcher(hook)))
     ended = time.time()
     assert outcome.succeeded
     finished = float(done.read_text())
@@ -275,9 +277,10 @@ def test_a_relay_killed_from_outside_is_replaced(tmp_path: Path) -> None:
         marker.touch()
 
     threading.Thread(target=kill_the_relay).start()
-    outcome = run_attempt([Step("build", command)], cwd=tmp_path, env=dict(os.environ),
-                          log_path=tmp_path / "attempt-1.log", watcher=Watcher(),
-                          limits=Limits(stall_timeout_s=30, grace_s=3))
+    outcome = run_attempt(AttemptRequest((Step("build", command),), cwd=tmp_path, env=dict(os.environ),
+                                         log_path=tmp_path / "attempt-1.log",
+                                         limits=Limits(stall_timeout_s=30, grace_s=3)),
+                          AttemptHooks(watcher=Watcher()))
     assert outcome.succeeded and killed
     text = (tmp_path / "attempt-1.log").read_text()
     assert "first\n" in text and "second\n" in text
@@ -308,9 +311,9 @@ def test_a_relay_that_keeps_dying_ends_the_step_with_a_clear_error(tmp_path: Pat
 
     threading.Thread(target=kill_the_relay).start()
     with pytest.raises(InternalError) as raised:
-        run_attempt([Step("build", command)], cwd=tmp_path, env=dict(os.environ),
-                    log_path=tmp_path / "attempt-1.log", watcher=Watcher(),
-                    limits=Limits(stall_timeout_s=60, grace_s=0.5))
+        run_attempt(AttemptRequest((Step("build", command),), cwd=tmp_path, env=dict(os.environ),
+                                   log_path=tmp_path / "attempt-1.log", limits=Limits(stall_timeout_s=60, grace_s=0.5)),
+                    AttemptHooks(watcher=Watcher()))
     assert "ended unexpectedly 1 times" in raised.value.what and raised.value.todo
     assert gone(int(pidfile.read_text())), "the build was stopped before the error went up"
 

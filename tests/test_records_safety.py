@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from test_e2e_ladder import ROCMBUILD, base_env
 
-from rocmbuild.records.recorder import repro_script
+from rocmbuild.records.recorder import ReproStep, repro_script
 from rocmbuild.records.redact import redact, redact_text, secret_name
 
 SECRETS = ("s3cretpw", "hunter2", "hf_abcdefsecret", "ghp_tok")
@@ -70,10 +70,9 @@ def test_repro_quotes_names_paths_and_comments(tmp_path: Path) -> None:
     marker = tmp_path / "pwned"
     cwd = tmp_path / "dir with $(touch pwned) and 'quotes'"
     cwd.mkdir()
-    text = repro_script(
-        run=f"run\ntouch {marker}\n", recipe="r;touch x", cwd=cwd,
-        env_set={"OK": f"$(touch {marker})`touch {marker}`", f"BAD=1; touch {marker}; X": "v", "A B": "c"},
-        command="echo step-ran", step="build\nrm -rf /", attempt=1)
+    text = repro_script(run=f"run\ntouch {marker}\n", recipe="r;touch x", entered=ReproStep(
+        cwd=cwd, env_set={"OK": f"$(touch {marker})`touch {marker}`", f"BAD=1; touch {marker}; X": "v", "A B": "c"},
+        command="echo step-ran", step="build\nrm -rf /", attempt=1))
     script = tmp_path / "repro.sh"
     script.write_text(text)
     assert subprocess.run(["bash", "-n", str(script)]).returncode == 0

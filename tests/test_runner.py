@@ -15,6 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
+from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.runner import (
     HEADER,
     AttemptOutcome,
@@ -35,11 +36,10 @@ def child(script: str, *args: object) -> str:
 
 def run(tmp_path: Path, *commands: str, watcher: Watcher | None = None, limits: Limits | None = None,
         **kw: object) -> AttemptOutcome:
-    steps = [Step(f"s{i}", c) for i, c in enumerate(commands)]
-    return run_attempt(
-        steps, cwd=tmp_path, env=dict(os.environ), log_path=tmp_path / "attempt-1.log",
-        watcher=watcher or Watcher(), limits=limits or Limits(stall_timeout_s=20, grace_s=0.5), **kw,  # type: ignore[arg-type]
-    )
+    steps = tuple(Step(f"s{i}", c) for i, c in enumerate(commands))
+    request = AttemptRequest(steps, cwd=tmp_path, env=dict(os.environ), log_path=tmp_path / "attempt-1.log",
+                             limits=limits or Limits(stall_timeout_s=20, grace_s=0.5))
+    return run_attempt(request, AttemptHooks(watcher=watcher or Watcher(), **kw))  # type: ignore[arg-type]
 
 
 def header(name: str, command: str) -> bytes:
@@ -153,8 +153,9 @@ def test_pty_window_is_wide(tmp_path: Path) -> None:
 
 def test_environment_and_cwd_are_the_given_ones(tmp_path: Path) -> None:
     env = {"PATH": os.environ["PATH"], "ROCMBUILD_TEST_VAR": "value 1"}
-    out = run_attempt([Step("build", 'echo "$ROCMBUILD_TEST_VAR"; pwd; echo "${HOME:-unset}"')], cwd=tmp_path,
-                      env=env, log_path=tmp_path / "a.log", watcher=Watcher(), limits=Limits())
+    out = run_attempt(AttemptRequest((Step("build", 'echo "$ROCMBUILD_TEST_VAR"; pwd; echo "${HOME:-unset}"'),),
+                                     cwd=tmp_path, env=env, log_path=tmp_path / "a.log", limits=Limits()),
+                      AttemptHooks(watcher=Watcher()))
     assert out.succeeded
     assert (tmp_path / "a.log").read_text().splitlines()[1:] == ["value 1", str(tmp_path), "unset"]
 
@@ -195,8 +196,8 @@ def test_log_is_appended_across_calls(tmp_path: Path) -> None:
 
 
 def test_missing_directory_is_a_failed_start_not_a_crash(tmp_path: Path) -> None:
-    out = run_attempt([Step("build", "true")], cwd=tmp_path / "nope", env=dict(os.environ),
-                      log_path=tmp_path / "a.log", watcher=Watcher(), limits=Limits())
+    out = run_attempt(AttemptRequest((Step("build", "true"),), cwd=tmp_path / "nope", env=dict(os.environ),
+                                     log_path=tmp_path / "a.log", limits=Limits()), AttemptHooks(watcher=Watcher()))
     assert (out.ended, out.exit_code) == ("exited", 127)
     assert "could not start" in (tmp_path / "a.log").read_text()
 

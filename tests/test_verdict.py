@@ -13,16 +13,17 @@ from pathlib import Path
 import pytest
 
 from rocmbuild.loop.ladder import FailedAttempt
-from rocmbuild.loop.verdict import RUNNING_JOBS_BOUND_S, continuing_helps, early_verdict
+from rocmbuild.loop.verdict import RUNNING_JOBS_BOUND_S, Recognised, Standing, continuing_helps, early_verdict
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 
 
 def verdict(category: str, ladder: tuple[str, ...], history: tuple[FailedAttempt, ...] = (), *,
             retryable: bool = True, cache_on: bool = False, max_attempts: int = 6):
-    return early_verdict(category, "the line", "fp", retryable, ladder, list(history), number=len(history) + 1,
-                         max_attempts=max_attempts, fail_fast=False, decisive=False, cache_on=cache_on,
-                         progress_done=10)
+    return early_verdict(Recognised(category=category, text="the line", fingerprint="fp", retryable=retryable,
+                                    ladder=ladder, progress_done=10),
+                         Standing(history=list(history), number=len(history) + 1, max_attempts=max_attempts,
+                                  fail_fast=False, cache_on=cache_on))
 
 
 def test_a_spent_ladder_stops_at_once() -> None:
@@ -33,9 +34,10 @@ def test_a_spent_ladder_stops_at_once() -> None:
 
 
 def test_a_ladder_whose_remedies_have_nothing_to_do_stops_at_once() -> None:
-    found = early_verdict("missing_library", "the line", "fp", True, ("add_library_paths",), [], number=1,
-                          max_attempts=6, fail_fast=False, decisive=False, cache_on=False, progress_done=10,
-                          unavailable=frozenset({"add_library_paths"}))
+    found = early_verdict(Recognised(category="missing_library", text="the line", fingerprint="fp", retryable=True,
+                                     ladder=("add_library_paths",), progress_done=10),
+                          Standing(history=[], number=1, max_attempts=6, fail_fast=False, cache_on=False,
+                                   unavailable=frozenset({"add_library_paths"})))
     assert found.stop_after_s == 0.0 and found.remedy is None
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.runner import Limits, Step, run_attempt
 from rocmbuild.process.watcher import (
     ACCELERATOR_AVAILABLE,
@@ -270,8 +271,9 @@ def test_partial_lines_and_progress_through_a_real_pty(tmp_path: Path) -> None:
     w = Watcher(hook)
     cmd = f"{shlex.quote(sys.executable)} {CHILDREN / 'emit.py'} partial; {shlex.quote(sys.executable)} " \
           f"{CHILDREN / 'emit.py'} ninja; {shlex.quote(sys.executable)} {CHILDREN / 'emit.py'} pip"
-    out = run_attempt([Step("build", cmd)], cwd=tmp_path, env=dict(os.environ), log_path=tmp_path / "a.log",
-                      watcher=w, limits=Limits(stall_timeout_s=10))
+    out = run_attempt(AttemptRequest((Step("build", cmd),), cwd=tmp_path, env=dict(os.environ),
+                                     log_path=tmp_path / "a.log", limits=Limits(stall_timeout_s=10)),
+                      AttemptHooks(watcher=w))
     assert out.succeeded
     assert hook.lines == [(2, "partial line one"), (3, "line two")]
     assert (w.progress.done, w.progress.total, w.progress.phase) == (3, 4, "building wheel")

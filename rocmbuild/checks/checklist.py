@@ -8,6 +8,7 @@ same checks".
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -31,9 +32,11 @@ def find_hipcc(hipcc: str | None, env: Mapping[str, str]) -> str | None:
     return shutil.which("hipcc", path=env.get("PATH"))
 
 
-def toolchain_checks(*, rocm: Rocm | None, hipcc: str | None, archs: Targets, env: Mapping[str, str],
-                     run: proc.Run, compiler: HipCompiler | None = None,
-                     probes: preflight.ProbeCache | None = None) -> list[preflight.Check]:
+def toolchain_checks(*, rocm: Rocm | None, hipcc: str | None, archs: Targets, probing: preflight.Probing,
+                     compiler: HipCompiler | None = None) -> list[preflight.Check]:
+    """The ROCm root, the HIP compiler the build uses, and whether it compiles for ``archs``."""
+    env: Mapping[str, str] = os.environ if probing.env is None else probing.env  # as check_arch_supported
+    run = probing.run
     checks = [preflight.check_rocm_root(rocm)]
     if compiler is not None and compiler.is_clang:
         # The build compiles with this clang (HIPCXX), not hipcc: probe what the build will use.
@@ -41,13 +44,12 @@ def toolchain_checks(*, rocm: Rocm | None, hipcc: str | None, archs: Targets, en
         checks.append(check)
         checks.append(preflight.check_cmake_for_clang_hip(compiler, env, run))
         if not check.failed and archs:
-            checks += preflight.check_arch_supported(compiler.path, archs, env, run, compiler=compiler,
-                                                     cache=probes)
+            checks += preflight.check_arch_supported(compiler.path, archs, probing, compiler=compiler)
         return checks
     platform = preflight.check_hipcc_is_amd(hipcc, env, run)
     checks.append(platform)
     if hipcc and not platform.failed and archs:
-        checks += preflight.check_arch_supported(hipcc, archs, env, run, cache=probes)
+        checks += preflight.check_arch_supported(hipcc, archs, probing)
     return checks
 
 
@@ -56,8 +58,8 @@ def plan_checks(plan: BuildPlan, mem_available: int, run: proc.Run = proc.captur
     """Preflight: what predictably fails a 2-hour build, checked in seconds."""
     env = plan.env
     hipcc = find_hipcc(plan.rocm_hipcc, env)
-    checks = toolchain_checks(rocm=plan.rocm, hipcc=hipcc, archs=plan.targets, env=env, run=run,
-                              compiler=plan.hip_compiler, probes=probes)
+    checks = toolchain_checks(rocm=plan.rocm, hipcc=hipcc, archs=plan.targets,
+                              probing=preflight.Probing(env=env, run=run, cache=probes), compiler=plan.hip_compiler)
     resources = plan.recipe.resources
     checks += preflight.check_libraries(plan.recipe.preflight.libraries,
                                         plan.rocm.lib_dirs if plan.rocm else (), run)
@@ -89,9 +91,9 @@ def _torch_integrity(plan: BuildPlan, run: proc.Run) -> list[preflight.Check]:
     """torchfacts' checks: HIP version, arch list, companions, setuptools, build isolation."""
 
     steps = plan.recipe.steps
-    return torchfacts.integrity_checks(plan.python or "python3", plan.env, rocm_version=plan.rocm_version,
-                                       archs=plan.targets, steps=[*steps.prepare, *steps.build],
-                                       prepare_installs=prepare_installs(plan.recipe), run=run)
+    use = torchfacts.TorchUse(rocm_version=plan.rocm_version, archs=plan.targets, steps=[*steps.prepare, *steps.build],
+                              prepare_installs=prepare_installs(plan.recipe))
+    return torchfacts.integrity_checks(plan.python or "python3", plan.env, use, run=run)
 
 
 def wheel_step_check(plan: BuildPlan, run: proc.Run = proc.capture) -> preflight.Check:

@@ -172,20 +172,25 @@ def _probe(hipcc: str, arch: str, env: Mapping[str, str], run: proc.Run, workdir
     return True, ""
 
 
-def check_arch_supported(
-    hipcc: Path | str,
-    archs: Targets,
-    env: Mapping[str, str] | None = None,
-    run: proc.Run = proc.capture,
-    workdir: Path | None = None,
-    compiler: HipCompiler | None = None,
-    cache: ProbeCache | None = None,
-) -> list[Check]:
+@dataclass(frozen=True, kw_only=True)
+class Probing:
+    """How the compiler is asked: in this environment (default rocmbuild's own), through this runner,
+    its answers kept in this cache (None: asked every time), its probes compiled in this directory."""
+
+    env: Mapping[str, str] | None = None
+    run: proc.Run = proc.capture
+    cache: ProbeCache | None = None
+    workdir: Path | None = None
+
+
+def check_arch_supported(hipcc: Path | str, archs: Targets, probing: Probing = Probing(), *,
+                         compiler: HipCompiler | None = None) -> list[Check]:
     """Probe-compile an empty kernel for each arch; a rejection is ``unsupported_arch``.
 
     ``compiler``: the build's HIP compiler when it is a clang driven directly (HIPCXX); the
     probe then runs that clang, and the advice speaks of it instead of hipcc's ROCm.
     """
+    env, run, workdir, cache = probing.env, probing.run, probing.workdir, probing.cache
     clang = compiler is not None and compiler.is_clang
     hipcc = compiler.path if compiler is not None and clang else str(hipcc)
     environ = dict(os.environ if env is None else env)

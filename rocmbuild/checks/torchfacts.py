@@ -225,9 +225,21 @@ def check_build_isolation(steps: Sequence[str]) -> Check:
                  category="abi_mismatch")
 
 
-def integrity_checks(python: str, env: Mapping[str, str], *, rocm_version: str | None, archs: Targets,
-                     steps: Sequence[str], prepare_installs: bool, run: proc.Run = proc.capture) -> list[Check]:
+@dataclass(frozen=True, kw_only=True)
+class TorchUse:
+    """The build torch must fit: the host's ROCm version, the GPU targets, the prepare and build
+    commands, and whether the prepare step installs packages."""
+
+    rocm_version: str | None
+    archs: Targets
+    steps: Sequence[str]
+    prepare_installs: bool
+
+
+def integrity_checks(python: str, env: Mapping[str, str], use: TorchUse, *,
+                     run: proc.Run = proc.capture) -> list[Check]:
     """All torch integrity checks for a torch-requiring recipe (nothing about torch when it is not importable)."""
+    rocm_version, archs, steps, prepare_installs = use.rocm_version, use.archs, use.steps, use.prepare_installs
     checks = [check_build_isolation(steps)]
     facts = probe(python, env, run)
     if facts is None or facts.version is None or not facts.hip:

@@ -25,12 +25,13 @@ import filelock
 
 from rocmbuild import paths
 from rocmbuild.checks.checklist import find_hipcc, plan_checks, render_checks, toolchain_checks, wheel_step_check
-from rocmbuild.checks.preflight import Check
+from rocmbuild.checks.preflight import Check, Probing
 from rocmbuild.commands import schedjob
 from rocmbuild.commands.resumestate import save_resume_state
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.diagnosis.nextstep import (
+    Required,
     checks_json,
     exact_command,
     ordered,
@@ -51,6 +52,7 @@ from rocmbuild.planning.torchadvice import torch_install
 from rocmbuild.process import containment, runner
 from rocmbuild.process.command import remember_versions
 from rocmbuild.process.sidestep import Bounds, bounded_run
+from rocmbuild.process.stoppolicy import Running, during_attempt
 from rocmbuild.process.treelock import TreeLock
 from rocmbuild.provisioning import provision, requirements, treehash
 from rocmbuild.provisioning.requirements import Provided
@@ -192,14 +194,15 @@ def _requires_error(missing: Sequence[MissingRequire], plans: Sequence[BuildPlan
         blockers = [c.todo for c in ordered(_toolchain_blockers(plan, services)) if c.todo]
     return UsageError(first.message, why="nothing was built: it builds against the installed "
                       f"'{first.required}'",
-                      todo=requires_todo(first.required, recipes, archs, first.python, first.packages,
-                                         torch_install=install, blockers=blockers))
+                      todo=requires_todo(Required(name=first.required, python=first.python, packages=first.packages),
+                                         recipes, archs, torch_install=install, blockers=blockers))
 
 
 def _toolchain_blockers(plan: BuildPlan, services: Services) -> list[Check]:
     """Failed toolchain checks (ROCm root, compiler, arch): they come before installing torch."""
+    probing = Probing(env=plan.env, run=services.run, cache=services.probes)
     checks = toolchain_checks(rocm=plan.rocm, hipcc=find_hipcc(plan.rocm_hipcc, plan.env), archs=plan.targets,
-                              env=plan.env, run=services.run, compiler=plan.hip_compiler, probes=services.probes)
+                              probing=probing, compiler=plan.hip_compiler)
     return [c for c in checks if c.failed]
 
 
@@ -275,9 +278,9 @@ def _record_preflight_failure(rec: RunRecorder, plan: BuildPlan, failed: Sequenc
     log = rec.run_dir / "preflight.log"
     log.write_text("\n".join(f"[{c.status}] {c.name}: {c.detail}" + (f"\n    what to do: {c.todo}" if c.todo else "")
                              for c in failed) + "\n", encoding="utf-8")
-    diagnosis = Diagnosis.simple(first.category or "toolchain_missing", f"preflight-{first.name}", line=1,
-                                 text=first.detail, fields=dict(getattr(first, "fields", {}) or {}),
-                                 retryable=False).summary_json()
+    found = Diagnosis.simple(first.category or "toolchain_missing", f"preflight-{first.name}", text=first.detail,
+                             fields=dict(getattr(first, "fields", {}) or {}), retryable=False)
+    diagnosis = replace(found, line=1).summary_json()  # preflight.log's first line
     rec.event("failure.diagnosed", attempt=1, preflight=True, **diagnosis, todo=todo,
               context=[f"[{c.status}] {c.name}: {c.detail}" for c in failed])
     rec.add_attempt(AttemptRecord(number=1, started=iso_seconds(datetime.now(UTC)), duration_s=0.0, ended="exited",
@@ -451,8 +454,9 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     outcome, _ = session.run()
     reason = session.state.reason
     if outcome == Outcome.SUCCEEDED:
-        outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec, streams, reason,
-                                                  before=verdict.fingerprint, stop=stop, bounds=bounds)
+        built = provision.Built(base_plan=base_plan, final_plan=session.state.plan, reason=reason,
+                                before=verdict.fingerprint)
+        outcome, reason = provision.after_success(built, options, rec, streams, stop=stop, bounds=bounds)
     return finish_run(rec, outcome, reason, options, streams, facts)
 
 
@@ -484,11 +488,8 @@ def run_preflight(plan: BuildPlan, options: BuildOptions, ctx: RunContext,
 
 def fingerprint_stop(ctx: RunContext) -> Callable[[], str | None]:
     """What ends a fingerprint's walk early: a Ctrl-C/SIGTERM/SIGHUP, or the --budget spent."""
-    def stop() -> str | None:
-        if ctx.interrupted():
-            return "interrupted"
-        left = ctx.budget_left()
-        return "budget" if left is not None and left <= 0 else None
+    def stop() -> str | None:  # the stop policy's, as for a running attempt (no stall: the walk prints nothing)
+        return during_attempt(Running(interrupted=ctx.interrupted(), budget_left_s=ctx.budget_left())).ended
     return stop
 
 

@@ -25,6 +25,7 @@ from rocmbuild.errors import UsageError
 from rocmbuild.host import arch as archmod
 from rocmbuild.host import facts as hostmod
 from rocmbuild.host import hipcompiler, ldcache
+from rocmbuild.options import DoctorOptions
 from rocmbuild.planning.environment import choose_jobs
 from rocmbuild.process import command as proc
 from rocmbuild.process.containment import mode as containment_mode
@@ -99,8 +100,8 @@ def gather(arch: str | None, rocm_path: str | None, environ: Mapping[str, str], 
     if libs is not None:    # as builds get it (planning.py)
         env["HIP_DEVICE_LIB_PATH"] = str(libs)
     probes = preflight.ProbeCache()  # hipcc is asked once for its version
-    checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=archs, env=env, run=run, compiler=compiler,
-                              probes=probes)
+    checks = toolchain_checks(rocm=rocm, hipcc=hipcc, archs=archs,
+                              probing=preflight.Probing(env=env, run=run, cache=probes), compiler=compiler)
     if bad is not None:
         checks.insert(1, bad)
     checks.append(preflight.check_memory(facts.mem_available, DEFAULT_GB_PER_JOB))
@@ -200,22 +201,20 @@ def _compiler_why(compiler: hipcompiler.HipCompiler) -> str:
     return compiler.origin
 
 
-def run_doctor(*, arch: str | None, rocm_path: str | None, as_json: bool, environ: Mapping[str, str],
-               out: TextIO, run: proc.Run = proc.capture, hip_compiler: str | None = None,
-               wheel_dir: str | None = None, requires_from: str | None = None,
-               cache_remote: str | None = None) -> int:
-
+def run_doctor(options: DoctorOptions, *, environ: Mapping[str, str], out: TextIO,
+               run: proc.Run = proc.capture) -> int:
+    """``rocmbuild doctor``: the checks and facts, written to ``out``; 1 when a check failed, else 0."""
     environ = dict(environ or os.environ)
-    if cache_remote:  # --cache-remote: what a build with it would use (cache.doctor_info reports it)
-        environ[REMOTE_ENV] = cache_remote
-    report = gather(arch, rocm_path, environ, run=run, hip_compiler=hip_compiler)
-    wheel_info, wheel_check = fleet.wheel_dir_info(wheel_dir, environ)
-    req_info, req_check = fleet.requires_from_info(requires_from, environ)
+    if options.cache_remote:  # --cache-remote: what a build with it would use (cache.doctor_info reports it)
+        environ[REMOTE_ENV] = options.cache_remote
+    report = gather(options.arch, options.rocm_path, environ, run=run, hip_compiler=options.hip_compiler)
+    wheel_info, wheel_check = fleet.wheel_dir_info(options.wheel_dir, environ)
+    req_info, req_check = fleet.requires_from_info(options.requires_from, environ)
     report["fleet"] = {"wheel_dir": wheel_info, "requires_from": req_info,
                        "cache_remote": report["cache"].get("remote")}
     report["checks"] += [{"name": c.name, "status": c.status, "detail": c.detail, "todo": c.todo,
                           "category": c.category} for c in (wheel_check, req_check) if c is not None]
-    if as_json:
+    if options.as_json:
         out.write(json.dumps(report) + "\n")
     else:
         out.write(render(report))

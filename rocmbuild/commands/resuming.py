@@ -118,9 +118,9 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Streams, s
                     outcome, _ = session.run()
                     reason = session.state.reason
                 if outcome == Outcome.SUCCEEDED:  # the fingerprint, and the wheel step of a --wheel-dir run
-                    outcome, reason = provision.after_success(base_plan, session.state.plan, options, rec,
-                                                              streams, reason, before=before, stop=stop,
-                                                              bounds=bounds)
+                    built = provision.Built(base_plan=base_plan, final_plan=session.state.plan, reason=reason,
+                                            before=before)
+                    outcome, reason = provision.after_success(built, options, rec, streams, stop=stop, bounds=bounds)
                 # Inside the flag: a second signal (a job script forwarding the scheduler's) cannot cut it.
                 _, code = app.finish_run(rec, outcome, reason, options, streams)
         except KeyboardInterrupt:

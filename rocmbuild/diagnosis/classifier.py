@@ -178,13 +178,11 @@ class Diagnosis:
 
     @classmethod
     def simple(cls, category: Category, signature: str | None = None, *, text: str | None = None,
-               line: int | None = None, fields: Mapping[str, str] | None = None, retryable: bool = False,
-               remedies: Iterable[RemedyName] = (), context: Iterable[str] = (), description: str = "",
-               advice: str = "") -> Diagnosis:
-        """A diagnosis made outside the log (stall, preflight, artifact verification)."""
-        return cls(category=category, signature=signature, line=line, text=text, fields=dict(fields or {}),
-                   retryable=retryable, remedies=tuple(remedies), context=tuple(context),
-                   description=description, advice=advice,
+               fields: Mapping[str, str] | None = None, retryable: bool = False,
+               remedies: Iterable[RemedyName] = ()) -> Diagnosis:
+        """A diagnosis made outside the log (stall, preflight, artifact verification): no line of it."""
+        return cls(category=category, signature=signature, text=text, fields=dict(fields or {}),
+                   retryable=retryable, remedies=tuple(remedies),
                    confidence="high" if category != "unknown" else "low")
 
     @property

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,11 +31,20 @@ def exact_command(recipes: Sequence[str], archs: Sequence[str]) -> str:
     return " ".join(shlex.quote(a) for a in argv)
 
 
-def requires_todo(required: str, recipes: Sequence[str], archs: Sequence[str], python: str,
-                  packages: Sequence[str], torch_install: str | None = None,
-                  blockers: Sequence[str] = ()) -> str:
+@dataclass(frozen=True, kw_only=True)
+class Required:
+    """A recipe's ``requires`` that is missing: its name, the Python it is missing from, its packages."""
+
+    name: str
+    python: str
+    packages: Sequence[str]
+
+
+def requires_todo(missing: Required, recipes: Sequence[str], archs: Sequence[str], *,
+                  torch_install: str | None = None, blockers: Sequence[str] = ()) -> str:
     """A missing ``requires``: what blocks the build before it (``blockers``, in order), then build it
     first (the exact command) or install it (``torch_install``: torchadvice's, from the source's pin)."""
+    required, python, packages = missing.name, missing.python, missing.packages
     command = exact_command([required, *recipes], archs)
     if required == "torch":
         install = torch_install or (f"install a ROCm torch into {python} (`{shlex.quote(python)} -m pip install "

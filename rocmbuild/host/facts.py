@@ -498,15 +498,22 @@ class HostFacts:
     loader_dirs: tuple[str, ...]
 
 
+@dataclass(frozen=True, kw_only=True)
+class HostFiles:
+    """Where the host facts are read: the filesystem ROCm is looked for in, the cgroup and memory files."""
+
+    fs_root: Path = Path("/")
+    cgroup_root: Path = CGROUP_ROOT
+    proc_cgroup: Path = PROC_CGROUP
+    meminfo: Path = MEMINFO
+
+
 def gather_host(
     rocm_path: str | None,
     environ: Mapping[str, str],
     *,
-    fs_root: Path = Path("/"),
+    files: HostFiles = HostFiles(),
     run: proc.Run = proc.capture,
-    cgroup_root: Path = CGROUP_ROOT,
-    proc_cgroup: Path = PROC_CGROUP,
-    meminfo: Path = MEMINFO,
     python: str = sys.executable,
     ldconfig_run: proc.Run = proc.capture,
 ) -> HostFacts:
@@ -517,6 +524,7 @@ def gather_host(
     ``ldconfig_run`` is separate from ``run`` on purpose: the loader's dirs are a fact of this machine
     that a test faking ROCm's tools (``run``) still wants measured for real.
     """
+    fs_root, cgroup_root, proc_cgroup, meminfo = files.fs_root, files.cgroup_root, files.proc_cgroup, files.meminfo
     rocm = discover_rocm(rocm_path, environ, fs_root=fs_root, run=run)
     # A batch job's allocation, where no cgroup enforces it, is only in its environment (allocation.py).
     cpus, cpus_reason = capped_cpus(*cpu_count(cgroup_root=cgroup_root, proc_cgroup=proc_cgroup), environ)

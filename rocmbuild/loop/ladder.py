@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from rocmbuild.diagnosis.catalogue import Category, RemedyName
 from rocmbuild.errors import Outcome
+from rocmbuild.process import stoppolicy
 from rocmbuild.records.attempts import AttemptEnd
 
 # Remedies that change only how code is compiled: pointless before anything compiled.
@@ -134,10 +135,9 @@ def decide(
     last = history[-1]
     if not last.compiled:
         unavailable = unavailable | COMPILE_REMEDIES
-    if last.ended == "interrupted":
-        return _stop(Outcome.INTERRUPTED, "interrupted")
-    if last.ended == "budget":
-        return _stop(Outcome.BUDGET_EXHAUSTED, "the time budget ran out during the attempt")
+    ended = stoppolicy.after_attempt(stoppolicy.Ended(ended=last.ended))  # an interrupt, the budget
+    if ended.outcome is not None:
+        return _stop(ended.outcome, ended.reason)
     done: Counter[str] = Counter()
     for attempt in history[:-1]:
         if attempt.fingerprint == last.fingerprint:
@@ -187,10 +187,10 @@ def _spent_reason(last: FailedAttempt, done: Mapping[str, int], unavailable: fro
 
 
 def _gate(decision: Decision, last: FailedAttempt, max_attempts: int, budget_left_s: float | None) -> Decision:
-    """Caps that apply to any retry."""
-    if last.number >= max_attempts:
-        outcome = Outcome.BUDGET_EXHAUSTED if last.ended == "stalled" else Outcome.FAILED
-        return _stop(outcome, f"--max-attempts {max_attempts} reached (next would have been {decision.remedy})")
-    if budget_left_s is not None and budget_left_s <= 0:
-        return _stop(Outcome.BUDGET_EXHAUSTED, "the time budget is spent: no new attempt")
+    """Caps that apply to any retry: the stop policy's, before an attempt (--max-attempts, the budget)."""
+    stop = stoppolicy.before_attempt(stoppolicy.Next(
+        attempts_left=max_attempts - last.number, max_attempts=max_attempts, budget_left_s=budget_left_s,
+        remedy=decision.remedy, stalled=last.ended == "stalled"))
+    if stop.outcome is not None:
+        return _stop(stop.outcome, stop.reason)
     return decision

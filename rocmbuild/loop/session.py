@@ -33,14 +33,15 @@ from rocmbuild.loop.context import RunContext
 from rocmbuild.loop.jobsizing import evidence
 from rocmbuild.loop.ladder import FailedAttempt, backoff_s, compiled_anything, decide
 from rocmbuild.loop.remedies import REMEDIES, RemedyContext
-from rocmbuild.loop.verdict import early_verdict
+from rocmbuild.loop.verdict import Recognised, Standing, early_verdict
 from rocmbuild.planning.plan import BuildPlan
-from rocmbuild.process import runner
+from rocmbuild.process import runner, stoppolicy
 from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
-from rocmbuild.process.display import Display
+from rocmbuild.process.display import Caption, Display
 from rocmbuild.process.memguard import attempt_guard, looks_killed, read_memory
 from rocmbuild.process.runner import AttemptOutcome
 from rocmbuild.process.sampler import ResourceSampler
+from rocmbuild.process.stoppolicy import Due, Ended, Next, after_attempt, before_attempt, verdict_due
 from rocmbuild.process.watcher import Progress, Watcher
 from rocmbuild.records import provenance
 from rocmbuild.records.attempts import AttemptRecord, RunFacts, attempt_end, iso_seconds, step_name
@@ -50,7 +51,7 @@ from rocmbuild.services import pause
 from rocmbuild.toolchain.joblimit import AttemptSlots
 from rocmbuild.verification import archtruth
 from rocmbuild.verification.archtruth import beyond_request
-from rocmbuild.verification.artifacts import ArtifactReport, verify_artifacts
+from rocmbuild.verification.artifacts import ArtifactReport, Lister, verify_artifacts
 
 if TYPE_CHECKING:
     from rocmbuild.loop import effects
@@ -171,28 +172,26 @@ class BuildSession:
     def run(self) -> tuple[Outcome, int]:
         # A resumed run has attempts behind it: --max-attempts counts them too.
         max_attempts = self.ctx.limits.max_attempts
-        allowed = max(1, max_attempts - len(self.state.history) - (self.number_offset - self.uncounted))
-        for number in range(1, allowed + 1):
-            if not self.attempt() or number == allowed:
+        left = max(1, max_attempts - len(self.state.history) - (self.number_offset - self.uncounted))
+        while True:
+            # The stop policy before each attempt: its cap here is a safety net behind the ladder's.
+            stop = before_attempt(Next(attempts_left=left, max_attempts=max_attempts,
+                                       interrupted=self.ctx.interrupted(), budget_left_s=self.ctx.budget_left()))
+            if stop.outcome is not None:
+                self.state.outcome, self.state.reason = stop.outcome, stop.reason
                 break
-            seconds = self._wait()
+            left -= 1
+            if not self.attempt():
+                break
+            seconds = self._wait() if left > 0 else 0.0  # no wait for an attempt that will not start
             if seconds > 0:
                 self._sleep(seconds)
-        if self.state.outcome is None:  # the loop's own cap (a safety net behind the ladder's)
-            self.state.outcome = Outcome.FAILED
-            self.state.reason = f"--max-attempts {max_attempts} reached"
+        assert self.state.outcome is not None
         return self.state.outcome, self.state.outcome.exit_code
 
     def attempt(self) -> bool:
         """One attempt, its diagnosis and the remedy for the next; True = retry."""
         state = self.state
-        if self.ctx.interrupted():
-            state.outcome, state.reason = Outcome.INTERRUPTED, "interrupted"
-            return False
-        left = self.ctx.budget_left()
-        if left is not None and left <= 0:
-            state.outcome, state.reason = Outcome.BUDGET_EXHAUSTED, "the time budget is spent: no new attempt"
-            return False
         number = len(state.history) + 1 + self.number_offset
         result = self._run_attempt(number, state.plan)
         state.plan = plan_after_attempt(result.plan, result.outcome, result.checked_out)
@@ -242,7 +241,7 @@ class BuildSession:
         self.rec.event("plan.changed", env=state.plan.env_set, jobs=state.plan.jobs, prepare=state.plan.run_prepare,
                        opt_level=state.plan.opt_level, arch=list(state.plan.archs), remedy=None)
         self.rec.add_attempt(replace(self._attempt_record(result, remedies=()), ended="interrupted"))
-        state.outcome, state.reason = Outcome.INTERRUPTED, "interrupted"
+        state.outcome, state.reason = Outcome.INTERRUPTED, stoppolicy.INTERRUPTED
         return False
 
     def _next(self, diagnosis: Diagnosis) -> bool:
@@ -305,15 +304,18 @@ class BuildSession:
             progress = watcher.furthest if watcher is not None else None
             unavailable: set[str] = set()
             while True:
-                verdict = early_verdict(
-                    current.category, current.text or "", fingerprint, current.retryable, current.remedies,
-                    self.state.history, number=len(self.state.history) + 1 + self.number_offset,
-                    max_attempts=self.ctx.limits.max_attempts, fail_fast=self.ctx.policy.fail_fast,
+                verdict = early_verdict(Recognised(
+                    category=current.category, text=current.text or "", fingerprint=fingerprint,
+                    retryable=current.retryable, ladder=current.remedies,
+                    category_retryable=self.ctx.catalogue.category(current.category).retryable,
                     decisive=current.category in self.ctx.catalogue.decisive_categories(),
-                    cache_on=self.ctx.cache is not None, generic_ladder=self.ctx.catalogue.generic_ladder(),
                     progress_done=progress.done if progress else None,
-                    progress_percent=progress.percent if progress else None, unavailable=frozenset(unavailable),
-                    category_retryable=self.ctx.catalogue.category(current.category).retryable)
+                    progress_percent=progress.percent if progress else None,
+                ), Standing(
+                    history=self.state.history, number=len(self.state.history) + 1 + self.number_offset,
+                    max_attempts=self.ctx.limits.max_attempts, fail_fast=self.ctx.policy.fail_fast,
+                    cache_on=self.ctx.cache is not None, generic_ladder=self.ctx.catalogue.generic_ladder(),
+                    unavailable=frozenset(unavailable)))
                 # A remedy whose own (read-only) decision is "nothing to do" (a library that is nowhere)
                 # will not be the next rung: ask the ladder again without it, as _next will.
                 if verdict.remedy is None or verdict.remedy in unavailable or self._applies(verdict.remedy, current):
@@ -321,9 +323,8 @@ class BuildSession:
                 unavailable.add(verdict.remedy)
             self._verdict = (fingerprint, now, verdict.stop_after_s, verdict.reason)
         _, seen, after, reason = self._verdict
-        if after is None or now - seen < after:
-            return None
-        return reason
+        due = verdict_due(Due(stop_after_s=after, waited_s=now - seen, reason=reason))
+        return due.reason if due.stops else None
 
     def _applies(self, name: str, diagnosis: Diagnosis) -> bool:
         """A remedy's own decision, without its effects (remedies are pure or read-only)."""
@@ -358,8 +359,8 @@ class BuildSession:
                                monitor=sampler)
         stream = ctx.streams.err if ctx.console.json else sys.stdout
         checked_out = False
-        with Display(stream, mode=ctx.console.verbosity, attempt=number,
-                     max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name) as display:
+        caption = Caption(attempt=number, max_attempts=ctx.limits.max_attempts, recipe=plan.recipe.name)
+        with Display(stream, mode=ctx.console.verbosity, caption=caption) as display:
             hooks = AttemptHooks(watcher=watcher, display=display,
                                  stop_check=lambda: self._stop_check(classifier, watcher), interrupted=ctx.interrupted)
             checkout, steps = attempt_requests(plan, log, limits)
@@ -380,18 +381,20 @@ class BuildSession:
         self._write_repro(number, plan, outcome)
         # The signal may reach the build's processes too (a scheduler signals the whole job): whatever the
         # step did on its way down, an attempt that did not succeed while an interrupt is pending was cut.
-        if not outcome.succeeded and (outcome.ended == "interrupted" or ctx.interrupted()):
+        ended = after_attempt(Ended(ended=outcome.ended, succeeded=outcome.succeeded, interrupted=ctx.interrupted()))
+        if ended.outcome is Outcome.INTERRUPTED:  # cut short: never diagnosed (the budget's end is, first)
             memory_figures = memory.finish(killed=False, compiles=slots.compiles) if memory is not None else None
-            return AttemptResult(number, plan, outcome, None, checked_out, cache_stats, memory_figures, None, jobs,
-                                 interrupted=True)
+            return AttemptResult(number=number, plan=plan, outcome=outcome, diagnosis=None, checked_out=checked_out,
+                                 cache=cache_stats, memory=memory_figures, jobs=jobs, interrupted=True)
         diagnosis = self._verify_artifacts(plan, log) if outcome.succeeded else self._diagnose(outcome, classifier)
         memory_figures = None
         if memory is not None:  # the guard's figures, the peak per job, an OOM kill confirmed or not
             memory_figures = memory.finish(killed=diagnosis is not None and looks_killed(
                 outcome.signal, outcome.exit_code, diagnosis.category, diagnosis.text), compiles=slots.compiles)
             diagnosis = with_memory(diagnosis, memory_figures)
-        return AttemptResult(number, plan, outcome, diagnosis, checked_out, cache_stats, memory_figures,
-                             self._provenance(plan, outcome), jobs)
+        return AttemptResult(number=number, plan=plan, outcome=outcome, diagnosis=diagnosis, checked_out=checked_out,
+                             cache=cache_stats, memory=memory_figures, provenance=self._provenance(plan, outcome),
+                             jobs=jobs)
 
     def _cache_stats(self, number: int, plan: BuildPlan) -> dict[str, object] | None:
         cache = self.ctx.cache
@@ -428,8 +431,8 @@ class BuildSession:
         if not plan.recipe.verify_artifacts:
             return None
 
-        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets,
-                                  env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
+        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets, Lister(
+                                  env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None))
         self.rec.event("artifacts.verified", ok=report.ok, detail=report.describe())
         # The code objects are a fact of the result: on the console and in summary.json, not only in events.
         self.rec.journal = replace(self.rec.journal, code_objects=code_objects_json(report))
@@ -456,9 +459,9 @@ class BuildSession:
         """Issue 17 (additive summary fields): the attempt's provenance; configure-time arch downgrades warned."""
 
         compiler = plan.hip_compiler.path if plan.hip_compiler else plan.rocm_hipcc
-        collected = provenance.collect(
-            source=plan.source, log=Path(outcome.log), python=plan.python or "python3", env=plan.env,
-            rocm_version=plan.rocm_version, hip_compiler=compiler, run=self.ctx.services.run)
+        tools = provenance.Tools(python=plan.python or "python3", rocm_version=plan.rocm_version, hip_compiler=compiler)
+        collected = provenance.collect(source=plan.source, log=Path(outcome.log), env=plan.env, tools=tools,
+                                       run=self.ctx.services.run)
         self._warn(archtruth.downgrades_in_log(Path(outcome.log)))
         return collected
 

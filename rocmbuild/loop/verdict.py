@@ -50,30 +50,57 @@ def continuing_helps(remedy: str | None, cache_on: bool) -> bool:
     return True
 
 
-def early_verdict(category: str, text: str, fingerprint: str, retryable: bool, ladder: Sequence[str],
-                  history: Sequence[FailedAttempt], *, number: int, max_attempts: int, fail_fast: bool,
-                  decisive: bool, cache_on: bool, generic_ladder: Sequence[str] = (),
-                  progress_done: int | None = None, progress_percent: float | None = None,
-                  bound_s: float = RUNNING_JOBS_BOUND_S, unavailable: frozenset[str] = frozenset(),
-                  category_retryable: bool = True) -> Verdict:
-    """What the ladder will decide about this attempt, given the failure recognised so far. Pure.
+@dataclass(frozen=True, kw_only=True)
+class Recognised:
+    """The failure recognised so far in the running attempt, as the ladder will see it."""
+
+    category: str
+    text: str
+    fingerprint: str
+    retryable: bool
+    ladder: Sequence[str]  # the category's (or signature's) remedies
+    category_retryable: bool = True
+    decisive: bool = False  # a category the catalogue stops at whatever the ladder says
+    progress_done: int | None = None  # the furthest progress so far (did anything compile?)
+    progress_percent: float | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Standing:
+    """Where the run stands: the ladder's history, this attempt's number, the switches that decide.
 
     ``unavailable``: remedies already known to have nothing to do for this failure (the session asks
     each remedy's read-only decision), so a ladder whose every rung is of no use is a stop now."""
+
+    history: Sequence[FailedAttempt]
+    number: int
+    max_attempts: int
+    fail_fast: bool
+    cache_on: bool
+    generic_ladder: Sequence[str] = ()
+    unavailable: frozenset[str] = frozenset()
+    bound_s: float = RUNNING_JOBS_BOUND_S
+
+
+def early_verdict(failure: Recognised, standing: Standing) -> Verdict:
+    """What the ladder will decide about this attempt, given the failure recognised so far. Pure."""
+    category, text, retryable = failure.category, failure.text, failure.retryable
+    bound_s = standing.bound_s
     if category == "unknown":
         return GO_ON  # nothing recognised yet: a later line may still be the cause
     what = f"{category} ({text})" if text else category
-    if fail_fast or not retryable or decisive:
+    if standing.fail_fast or not retryable or failure.decisive:
         return Verdict(0.0, f"fail-fast: {what}")
-    attempt = FailedAttempt(number=number, ended="exited", category=category_or_unknown(category),
-                            fingerprint=fingerprint, retryable=retryable, ladder=known_remedies(ladder),
-                            compiled=compiled_anything(None, progress_done, progress_percent, category),
-                            category_retryable=category_retryable)
-    decision = decide([*history, attempt], max_attempts=max_attempts,
-                      generic_ladder=known_remedies(generic_ladder), unavailable=unavailable)
+    attempt = FailedAttempt(number=standing.number, ended="exited", category=category_or_unknown(category),
+                            fingerprint=failure.fingerprint, retryable=retryable, ladder=known_remedies(failure.ladder),
+                            compiled=compiled_anything(None, failure.progress_done, failure.progress_percent,
+                                                       category),
+                            category_retryable=failure.category_retryable)
+    decision = decide([*standing.history, attempt], max_attempts=standing.max_attempts,
+                      generic_ladder=known_remedies(standing.generic_ladder), unavailable=standing.unavailable)
     if not decision.retry:
         return Verdict(0.0, f"verdict: {what}: {decision.reason}")
-    if continuing_helps(decision.remedy, cache_on):
+    if continuing_helps(decision.remedy, standing.cache_on):
         return Verdict(bound_s, f"verdict: {what}; next: {decision.remedy} (jobs already running had up to "
                                 f"{bound_s:g}s to finish: their objects are kept for the next attempt)",
                        decision.remedy)

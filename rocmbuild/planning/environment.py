@@ -118,16 +118,23 @@ def without_loader_dirs(dirs: Iterable[str], loader_dirs: Collection[str]) -> tu
     return tuple(d for d in dirs if os.path.normpath(d) not in defaults)
 
 
+@dataclass(frozen=True, kw_only=True)
+class BuildVariables:
+    """The variables that carry the GPU targets and the job count to the build, and their values."""
+
+    arch_variables: Sequence[str]
+    arch_value: str
+    job_variables: Sequence[str]
+    jobs: int
+    jobs_option: bool  # the job count was chosen (--jobs, or a caller's value that had to be replaced)
+
+
 def base_changes(
     *,
     caller_env: Mapping[str, str],
     rocm: Rocm | None,
     rocm_path_option: bool,
-    arch_variables: Sequence[str],
-    arch_value: str,
-    job_variables: Sequence[str],
-    jobs: int,
-    jobs_option: bool,
+    variables: BuildVariables,
     recipe_env: Mapping[str, str],
     loader_dirs: Collection[str] = (),
 ) -> tuple[EnvChange, ...]:
@@ -154,11 +161,11 @@ def base_changes(
         changes.append(EnvChange("CMAKE_PREFIX_PATH", "append", root, "CMake finds hip, rocblas, ... here"))
     # hipcc picks the NVIDIA platform on a host that also has CUDA.
     changes.append(EnvChange("HIP_PLATFORM", "default", "amd", "hipcc must not pick nvcc"))
-    for name in arch_variables:
-        changes.append(EnvChange(name, "set", arch_value, "GPU targets"))
-    job_action: Action = "set" if jobs_option else "default"
-    for name in job_variables:
-        changes.append(EnvChange(name, job_action, str(jobs), JOBS_REASON))
+    for name in variables.arch_variables:
+        changes.append(EnvChange(name, "set", variables.arch_value, "GPU targets"))
+    job_action: Action = "set" if variables.jobs_option else "default"
+    for name in variables.job_variables:
+        changes.append(EnvChange(name, job_action, str(variables.jobs), JOBS_REASON))
     for name, value in recipe_env.items():
         changes.append(EnvChange(name, "default", value, "recipe [env]"))
     return tuple(changes)

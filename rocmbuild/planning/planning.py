@@ -25,6 +25,7 @@ from rocmbuild.host.allocation import capped_cpus, capped_memory
 from rocmbuild.options import BuildOptions
 from rocmbuild.planning.environment import (
     JOBS_REASON,
+    BuildVariables,
     EnvChange,
     apply_changes,
     base_changes,
@@ -148,9 +149,9 @@ def make_plan(recipe: Recipe, options: BuildOptions, environ: Mapping[str, str],
         override_jobs = True
     changes = base_changes(
         caller_env=environ, rocm=rocm, rocm_path_option=options.rocm_path is not None,
-        arch_variables=recipe.arch.variables, arch_value=targets.as_env(recipe.arch.separator),
-        job_variables=job_vars, jobs=jobs, jobs_option=override_jobs, recipe_env=recipe.env,
-        loader_dirs=facts.loader_dirs,
+        variables=BuildVariables(arch_variables=recipe.arch.variables, arch_value=targets.as_env(recipe.arch.separator),
+                                 job_variables=job_vars, jobs=jobs, jobs_option=override_jobs),
+        recipe_env=recipe.env, loader_dirs=facts.loader_dirs,
     )
     # The recipe's [env] may name HIPCXX too: resolve in the build's environment.
     compiler = hipcompiler.resolve(options.hip_compiler, apply_changes(environ, changes),

@@ -4,9 +4,8 @@ Owns the shape of the call between the ladder loop and the PTY engine: the
 request is a frozen value (steps, working directory, environment, log path,
 limits, the tree whose cgroup holds the attempt); ``AttemptHooks`` holds the
 live collaborators that are not data (the watcher that reads the output, the
-display, the stop check, the interrupt flag).  :func:`run` hands both to
-``runner.run_attempt``; ``Services.attempt`` has its shape, so tests replace the
-engine, not the loop.
+display, the stop check, the interrupt flag).  ``runner.run_attempt`` takes
+both; ``Services.attempt`` has its shape, so tests replace the engine, not the loop.
 """
 
 from __future__ import annotations
@@ -16,11 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rocmbuild.process.runner import run_attempt
-
 if TYPE_CHECKING:
     from rocmbuild.process.display import Display
-    from rocmbuild.process.runner import AttemptOutcome, Limits, Step
+    from rocmbuild.process.runner import Limits, Step
     from rocmbuild.process.watcher import Watcher
 
 
@@ -49,10 +46,3 @@ class AttemptHooks:
     stop_check: Callable[[], str | None] | None = None
     interrupted: Callable[[], bool] = _never
 
-
-def run(request: AttemptRequest, hooks: AttemptHooks) -> AttemptOutcome:
-    """Run the request's steps under a PTY (``runner.run_attempt``); the typed, frozen outcome."""
-
-    return run_attempt(list(request.steps), cwd=request.cwd, env=request.env, log_path=request.log_path,
-                       watcher=hooks.watcher, limits=request.limits, display=hooks.display,
-                       stop_check=hooks.stop_check, interrupted=hooks.interrupted, tree=request.tree)

@@ -85,10 +85,20 @@ def _feed(stdin: int, data: bytes) -> None:
     threading.Thread(target=write, name="contained-stdin", daemon=True).start()
 
 
+@dataclass(frozen=True, kw_only=True)
+class Tuning:
+    """What callers seldom change: the key of the command's cgroup (default its ``cwd``), how much of
+    its output is kept, and the clock its timeout is measured on."""
+
+    group_key: Path | None = None
+    tail: int = TAIL_BYTES
+    clock: Callable[[], float] = time.monotonic
+
+
 def run_contained(argv: Sequence[str], *, stdin: bytes, env: Mapping[str, str], cwd: Path, timeout_s: float,
-                  group_key: Path | None = None, tail: int = TAIL_BYTES,
-                  clock: Callable[[], float] = time.monotonic) -> Contained:
-    """Run ``argv`` contained (see the module doc); ``group_key`` keys its cgroup (default ``cwd``)."""
+                  tuning: Tuning = Tuning()) -> Contained:
+    """Run ``argv`` contained (see the module doc); ``tuning.group_key`` keys its cgroup (default ``cwd``)."""
+    group_key, tail, clock = tuning.group_key, tuning.tail, tuning.clock
     timeout_s = min(max(timeout_s, 0.0), MAX_TIMEOUT_S)
     group = containment.AttemptGroup.create(group_key or cwd)
     procs_file = group.procs_file if group is not None else None

@@ -29,6 +29,7 @@ import os
 import time
 from collections import deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, BinaryIO, TextIO, cast
 
@@ -102,6 +103,25 @@ def _as_binary(stream: BinaryIO | TextIO) -> tuple[BinaryIO, TextIO | None]:
     return stream, None
 
 
+@dataclass(frozen=True, kw_only=True)
+class Caption:
+    """What the status line names: attempt k of N, and the recipe."""
+
+    attempt: int = 1
+    max_attempts: int = 1
+    recipe: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Pace:
+    """How often the display draws: the live line at most every ``refresh_s``, a plain progress line
+    every ``plain_interval_s`` off a terminal, both timed by ``clock``."""
+
+    refresh_s: float = 0.1
+    plain_interval_s: float = 30.0
+    clock: Callable[[], float] = time.monotonic
+
+
 class Display:
     """Relays build output and shows progress; use as a context manager (or call close())."""
 
@@ -111,14 +131,12 @@ class Display:
         *,
         mode: str = "normal",
         is_tty: bool | None = None,
-        attempt: int = 1,
-        max_attempts: int = 1,
-        recipe: str | None = None,
-        refresh_s: float = 0.1,
-        plain_interval_s: float = 30.0,
         width: int | None = None,
-        clock: Callable[[], float] = time.monotonic,
+        caption: Caption = Caption(),
+        pace: Pace = Pace(),
     ) -> None:
+        attempt, max_attempts, recipe = caption.attempt, caption.max_attempts, caption.recipe
+        refresh_s, plain_interval_s, clock = pace.refresh_s, pace.plain_interval_s, pace.clock
         if mode not in MODES:
             raise ValueError(f"display mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode

@@ -428,15 +428,26 @@ def looks_killed(signal_number: int | None, exit_code: int | None, category: str
             or bool(text and ("Killed" in text or "signal 9" in text)))
 
 
+@dataclass(frozen=True, kw_only=True)
+class OomScope:
+    """Whose kill counts: the build's processes and memory cgroups, within the attempt's time (kernel clock)."""
+
+    pids: Collection[int]
+    memcgs: Collection[str]
+    since: float
+    until: float
+
+
 def confirm_oom(cgroup_kills: int | None, log: Sequence[tuple[float, str]] | None, log_source: str, *,
-                pids: Collection[int], memcgs: Collection[str], since: float, until: float) -> dict[str, object]:
+                scope: OomScope) -> dict[str, object]:
     """The attempt's ``oom`` record: confirmed by the kernel log or the cgroup's count, or unconfirmed (pure).
 
     The kernel log names the victim (name, PID, RSS); the cgroup count only says that one happened.
     Neither readable, or neither showing a kill of the build's processes: "unconfirmed", never a guess.
     """
 
-    kills = find_oom_kills(log, pids=pids, memcgs=memcgs, since=since, until=until) if log is not None else []
+    kills = find_oom_kills(log, pids=scope.pids, memcgs=scope.memcgs, since=scope.since,
+                           until=scope.until) if log is not None else []
     counted = f"cgroup oom_kill count +{cgroup_kills}" if cgroup_kills else None
     if kills:
         first = kills[0]
@@ -492,9 +503,9 @@ class AttemptMemory:
 
             log, source = (self.kernel_log or kernlog.kernel_log)()
             pids = {*self.guard.seen, *(c.pid for c in compiles)}
-            data["oom"] = oom = confirm_oom(counted, log, source, pids=pids, memcgs=self.guard.memcgs,
-                                            since=self.started - KERNEL_CLOCK_SLACK_S,
-                                            until=time.monotonic() + KILL_WINDOW_S + KERNEL_CLOCK_SLACK_S)
+            scope = OomScope(pids=pids, memcgs=self.guard.memcgs, since=self.started - KERNEL_CLOCK_SLACK_S,
+                             until=time.monotonic() + KILL_WINDOW_S + KERNEL_CLOCK_SLACK_S)
+            data["oom"] = oom = confirm_oom(counted, log, source, scope=scope)
             self.rec.event("memory.oom_checked", attempt=self.number, **oom)
         return data
 

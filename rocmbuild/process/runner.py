@@ -70,10 +70,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pexpect
 
 from rocmbuild.errors import DiskFullError, InternalError
-from rocmbuild.process import containment, proctree, ptyrelay
+from rocmbuild.process import containment, proctree, ptyrelay, stoppolicy
 from rocmbuild.process.watcher import Progress, Watcher
 
 if TYPE_CHECKING:
+    from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
     from rocmbuild.process.display import Display
 
 WINDOW = (40, 250)  # rows, columns of the build's terminal
@@ -309,30 +310,20 @@ class _Sink:
         os.close(self.rfd)
 
 
-def run_attempt(
-    steps: Sequence[Step],
-    *,
-    cwd: Path,
-    env: Mapping[str, str],
-    log_path: Path,
-    watcher: Watcher,
-    limits: Limits,
-    display: Display | None = None,
-    stop_check: Callable[[], str | None] | None = None,
-    interrupted: Callable[[], bool] = lambda: False,
-    tree: Path | None = None,
-) -> AttemptOutcome:
-    """Run the steps in order under a PTY; the first failing (or stopped) step ends the attempt.
+def run_attempt(request: AttemptRequest, hooks: AttemptHooks) -> AttemptOutcome:
+    """Run the request's steps in order under a PTY; the first failing (or stopped) step ends the attempt.
 
-    ``tree`` (default ``cwd``) keys the attempt's cgroup, so that the next run on the same tree
+    ``request.tree`` (default ``cwd``) keys the attempt's cgroup, so that the next run on the same tree
     finds what a killed run left behind.
     """
+    steps, cwd, env, log_path, limits = request.steps, request.cwd, request.env, request.log_path, request.limits
+    watcher, display, stop_check, interrupted = hooks.watcher, hooks.display, hooks.stop_check, hooks.interrupted
     started = datetime.now(UTC)
     t0 = time.monotonic()
     sink = _Sink(log_path, watcher, display)
     result = _StepResult("exited", 0, None, None)
     failed: Step | None = None
-    group = containment.AttemptGroup.create(tree or cwd)
+    group = containment.AttemptGroup.create(request.tree or cwd)
     watchdog = containment.Watchdog(group)
     try:
         with proctree.subreaper():
@@ -340,7 +331,8 @@ def run_attempt(
                 if display is not None:
                     display.step(step.name)
                 sink.lines(HEADER.format(name=step.name, command=step.command))
-                result = _StepRun(step, cwd, env, sink, limits, stop_check, interrupted, group, watchdog).run()
+                result = _StepRun(step=step, cwd=cwd, env=env, sink=sink, limits=limits, stop_check=stop_check,
+                                  interrupted=interrupted, group=group, watchdog=watchdog).run()
                 if not result.ok:
                     failed = step
                     break
@@ -400,14 +392,11 @@ class _StepRun:
     relay_restarts: int = field(default=0, init=False)
 
     def _limit_reached(self, now: float, last_output: float) -> str | None:
-        if self.interrupted():
-            return "interrupted"
-        if self.limits.deadline is not None and now >= self.limits.deadline:
-            return "budget"
-        stall = self.limits.stall_timeout_s
-        if stall is not None and now - last_output >= stall:
-            return "stalled"
-        return None
+        """How the step ends now (interrupted, budget, stalled: the stop policy's answer), or None."""
+        deadline = self.limits.deadline
+        return stoppolicy.during_attempt(stoppolicy.Running(
+            interrupted=self.interrupted(), budget_left_s=None if deadline is None else deadline - now,
+            quiet_s=now - last_output, stall_timeout_s=self.limits.stall_timeout_s)).ended
 
     def run(self) -> _StepResult:
         now = time.monotonic()

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from rocmbuild.errors import ExitCode, RocmbuildError
 from rocmbuild.process import runner
+from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
 from rocmbuild.process.command import CommandResult, Run
 from rocmbuild.process.watcher import Watcher
 
@@ -59,8 +60,8 @@ def run_step(name: str, command: str, *, cwd: Path, env: Mapping[str, str], log:
              bounds: Bounds) -> runner.AttemptOutcome:
     """``command`` (a shell string) as one step of its own, contained like an attempt, output into ``log``."""
     limits = runner.Limits(stall_timeout_s=bounds.stall_timeout_s, deadline=bounds.deadline)
-    return runner.run_attempt([runner.Step(name, command)], cwd=cwd, env=env, log_path=log, watcher=Watcher(),
-                              limits=limits, interrupted=bounds.interrupted)
+    request = AttemptRequest((runner.Step(name, command),), cwd=cwd, env=env, log_path=log, limits=limits)
+    return runner.run_attempt(request, AttemptHooks(watcher=Watcher(), interrupted=bounds.interrupted))
 
 
 def tail(log: Path, size: int = TAIL_BYTES) -> str:

@@ -28,7 +28,7 @@ from rocmbuild.process import command as proc
 from rocmbuild.provisioning import buildinputs, outputs, treehash
 from rocmbuild.provisioning.reverify import run_verify
 from rocmbuild.records.recordfile import as_object
-from rocmbuild.verification.artifacts import verify_artifacts
+from rocmbuild.verification.artifacts import Lister, verify_artifacts
 
 Stop = Callable[[], "str | None"]
 _RECORD_MAX_BYTES = 64 << 20  # a record bigger than this is not read (and so claims nothing)
@@ -231,8 +231,8 @@ def check(plan: BuildPlan, run: proc.Run = proc.capture, stop: Stop = never_stop
     said = [f"{now.kind}: {len(now.files)} file(s) as the last success left them" if now.kind != "none"
             else "no outputs declared (no artifacts, no clean paths)"]
     if plan.recipe.verify_artifacts:
-        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets, env=plan.env,
-                                  llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
+        report = verify_artifacts(plan.source, plan.recipe.verify_artifacts, plan.targets, Lister(
+                                  env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None))
         if not report.ok:
             return UpToDate(False, current, ("artifacts",), report.describe())
         said.append(report.describe())

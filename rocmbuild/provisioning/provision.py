@@ -7,7 +7,7 @@ publishes it).
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from rocmbuild.errors import Outcome
 from rocmbuild.options import BuildOptions
@@ -69,14 +69,25 @@ def up_to_date(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams
     return replace(verdict, ok=False)
 
 
-def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
-                  streams: Streams, reason: str, *, before: fingerprint.Fingerprint | None,
+@dataclass(frozen=True, kw_only=True)
+class Built:
+    """A build that succeeded: the command's plan, the plan it ended with (remedies applied), the
+    session's reason, and the fingerprint taken before it (None: there was none)."""
+
+    base_plan: BuildPlan
+    final_plan: BuildPlan
+    reason: str
+    before: fingerprint.Fingerprint | None
+
+
+def after_success(built: Built, options: BuildOptions, rec: RunRecorder, streams: Streams, *,
                   stop: fingerprint.Stop, bounds: Bounds) -> tuple[Outcome, str]:
     """Store the fingerprint of the command's plan (not the remedied one: the next run of the same
     command must match) if the tree's inputs did not change during the build; then the wheels; an
     unverified wheel turns the outcome into `failed`, a wheel step stopped by the budget (``bounds``)
     into `budget_exhausted`."""
-    current = _record_success(base_plan, final_plan, options, rec, streams, before, stop)
+    final_plan, reason = built.final_plan, built.reason
+    current = _record_success(built, options, rec, streams, stop)
     if options.wheel_dir is None:
         return Outcome.SUCCEEDED, reason
     result = publish_wheels(final_plan, options, rec, streams, current, bounds)
@@ -87,10 +98,11 @@ def after_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOpt
     return Outcome.SUCCEEDED, f"{reason}; wheel(s) in {options.wheel_dir}"
 
 
-def _record_success(base_plan: BuildPlan, final_plan: BuildPlan, options: BuildOptions, rec: RunRecorder,
-                    streams: Streams, before: fingerprint.Fingerprint | None,
+def _record_success(success: Built, options: BuildOptions, rec: RunRecorder, streams: Streams,
                     stop: fingerprint.Stop) -> fingerprint.Fingerprint:
     """The fingerprint after the build; saved only when the tree's inputs are what they were before it."""
+    base_plan, final_plan, before = success.base_plan, success.final_plan, success.before
+
     def not_saved(why: str) -> None:
         try:
             fingerprint.forget(base_plan.source)

@@ -31,7 +31,7 @@ from rocmbuild.planning.plan import BuildPlan
 from rocmbuild.process.sidestep import Bounds, ended_why, run_step, tail
 from rocmbuild.records.recorder import RunRecorder
 from rocmbuild.services import Streams
-from rocmbuild.verification.artifacts import verify_artifacts
+from rocmbuild.verification.artifacts import Lister, verify_artifacts
 
 if TYPE_CHECKING:  # fingerprint.py imports this module's names
     from rocmbuild.provisioning.fingerprint import Fingerprint
@@ -206,8 +206,8 @@ def verify_wheel(wheel: Path, plan: BuildPlan) -> tuple[bool, str]:
         except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError, ValueError) as exc:
             # unsupported compression, an encrypted member, a damaged header: a bad wheel, not a crash
             return False, f"{wheel.name} is not a readable wheel: {exc}"
-        report = verify_artifacts(Path(tmp), plan.recipe.verify_artifacts, plan.targets, env=plan.env,
-                                  llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None)
+        report = verify_artifacts(Path(tmp), plan.recipe.verify_artifacts, plan.targets, Lister(
+                                  env=plan.env, llvm_bin=Path(plan.tools_llvm_bin) if plan.tools_llvm_bin else None))
         return report.ok, report.describe()
 
 
@@ -275,11 +275,21 @@ def publish_wheels(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, str
             if not ok:
                 return WheelResult(False, f"{wheel.name}: {detail}", log=str(log))
             verified.append((wheel, _sha256(wheel)))
-        return _publish(plan, options, rec, streams, current, verified, log)
+        return _publish(plan, options, rec, streams, _Verified(current=current, wheels=tuple(verified), log=log))
 
 
-def _publish(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams, current: Fingerprint,
-             verified: list[tuple[Path, str]], log: Path) -> WheelResult:
+@dataclass(frozen=True, kw_only=True)
+class _Verified:
+    """The wheel step's verified wheels (each with its sha256), the build's fingerprint, the step's log."""
+
+    current: Fingerprint
+    wheels: tuple[tuple[Path, str], ...]
+    log: Path
+
+
+def _publish(plan: BuildPlan, options: BuildOptions, rec: RunRecorder, streams: Streams,
+             made: _Verified) -> WheelResult:
+    current, verified, log = made.current, made.wheels, made.log
     target = options.wheel_dir
     assert target is not None
     try:

@@ -21,7 +21,7 @@ from rocmbuild.records.recorder import load_run, write_private
 from rocmbuild.records.recordfile import as_list, as_object
 from rocmbuild.records.rundiff import diff_runs, last_good_run
 from rocmbuild.records.samples import load_samples
-from rocmbuild.records.svgchart import Mark, Series, Span, clock, lane, line_chart
+from rocmbuild.records.svgchart import Axes, Mark, Series, Span, clock, lane, line_chart
 
 _GOOD = ("succeeded", "up_to_date")
 
@@ -156,8 +156,9 @@ def _charts(samples: Sequence[Mapping[str, float]], summary: Mapping[str, object
     reserve = next((r for r in reserves if isinstance(r, int) and r > 0), None)
     memory = line_chart("memory: available to the build, and its cgroup's usage",
                         [Series("available", "s-avail", avail), Series("build cgroup usage", "s-cg", cg)],
-                        duration=duration, y_max=y_max, y_format=gib, spans=pauses, marks=marks,
-                        level=(float(reserve), f"reserve {gib(reserve)}") if reserve else None, css="memory")
+                        axes=Axes(duration=duration, y_max=y_max, y_format=gib,
+                                  level=(float(reserve), f"reserve {gib(reserve)}") if reserve else None),
+                        spans=pauses, marks=marks, css="memory")
     progress_points = []
     for s in samples:
         if isinstance(s.get("done"), int) and isinstance(s.get("of"), int) and s["of"] > 0:
@@ -168,14 +169,16 @@ def _charts(samples: Sequence[Mapping[str, float]], summary: Mapping[str, object
     paused = tuple((s["t"] - start, float(s["paused"])) for s in samples if isinstance(s.get("paused"), int))
     jobs_max = max([v for _, v in jobs + paused] or [1.0])
     progress = (line_chart("build progress (ninja/make N/M, CMake %)", [Series("progress", "s-prog",
-                           tuple(progress_points))], duration=duration, y_max=100.0,
-                           y_format=lambda v: f"{v:.0f}%", spans=pauses, marks=marks, height=160, css="progress")
+                           tuple(progress_points))],
+                           axes=Axes(duration=duration, y_max=100.0, y_format=lambda v: f"{v:.0f}%", height=160),
+                           spans=pauses, marks=marks, css="progress")
                 if progress_points else "<p class=\"muted\">no progress counter (ninja [N/M], CMake [NN%]) "
                                         "was printed while samples were taken</p>")
     jobs_chart = line_chart("compile jobs running, and paused by the memory guard",
                             [Series("running", "s-jobs", jobs), Series("paused", "s-paused", paused)],
-                            duration=duration, y_max=max(jobs_max, 1.0), y_format=lambda v: f"{v:g}",
-                            spans=pauses, marks=marks, height=160, css="jobs")
+                            axes=Axes(duration=duration, y_max=max(jobs_max, 1.0), y_format=lambda v: f"{v:g}",
+                                      height=160),
+                            spans=pauses, marks=marks, css="jobs")
     least = min(avail, key=lambda p: p[1]) if avail else None
     last = samples[-1]
     facts = [f"{len(samples)} samples", f"least available: {gib(least[1])} at {clock(least[0])}" if least else "",

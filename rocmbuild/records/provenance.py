@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import regex
@@ -141,12 +142,22 @@ def git_state(source: Path, env: Mapping[str, str], run: proc.Run = proc.capture
     return {"commit": head, "submodules": subs}
 
 
-def collect(*, source: Path, log: Path, python: str, env: Mapping[str, str], rocm_version: str | None,
-            hip_compiler: str | None, run: proc.Run = proc.capture) -> dict[str, object]:
+@dataclass(frozen=True, kw_only=True)
+class Tools:
+    """The tools an attempt ran with, whose versions its provenance records."""
+
+    python: str
+    rocm_version: str | None
+    hip_compiler: str | None
+
+
+def collect(*, source: Path, log: Path, env: Mapping[str, str], tools: Tools,
+            run: proc.Run = proc.capture) -> dict[str, object]:
     """``attempts[].provenance``: {"tools": {...}, "commit", "submodules": {...}, "downloads": [...]}."""
     state = git_state(source, env, run)
     return {
-        "tools": tool_versions(python=python, env=env, rocm_version=rocm_version, hip_compiler=hip_compiler, run=run),
+        "tools": tool_versions(python=tools.python, env=env, rocm_version=tools.rocm_version,
+                               hip_compiler=tools.hip_compiler, run=run),
         "commit": state.get("commit"),
         "submodules": state.get("submodules", {}),
         "downloads": urls_in_log(log),

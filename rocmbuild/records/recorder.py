@@ -170,8 +170,8 @@ class RunRecorder:
 
     def write_repro(self, *, cwd: Path, env_set: Mapping[str, str], command: str, step: str, attempt: int) -> Path:
         path = self.run_dir / "repro.sh"
-        write_private(path, repro_script(run=self.run_dir.name, recipe=self.recipe, cwd=cwd, env_set=env_set,
-                                         command=command, step=step, attempt=attempt), mode=PRIVATE_DIR)
+        entered = ReproStep(cwd=cwd, env_set=env_set, command=command, step=step, attempt=attempt)
+        write_private(path, repro_script(run=self.run_dir.name, recipe=self.recipe, entered=entered), mode=PRIVATE_DIR)
         return path
 
     def close(self) -> None:
@@ -186,9 +186,20 @@ def _comment(text: str) -> str:
     return shlex.quote("".join(c if c.isprintable() else "?" for c in text))
 
 
-def repro_script(*, run: str, recipe: str, cwd: Path, env_set: Mapping[str, str], command: str, step: str,
-                 attempt: int) -> str:
+@dataclass(frozen=True, kw_only=True)
+class ReproStep:
+    """The step repro.sh re-enters: its directory, the variables rocmbuild set, its command, which attempt."""
+
+    cwd: Path
+    env_set: Mapping[str, str]
+    command: str
+    step: str
+    attempt: int
+
+
+def repro_script(*, run: str, recipe: str, entered: ReproStep) -> str:
     """repro.sh: every value quoted; a secret is not written but taken from the environment at run time."""
+    cwd, env_set, command, step, attempt = entered.cwd, entered.env_set, entered.command, entered.step, entered.attempt
     exports: list[str] = []
     for name, value in sorted(env_set.items()):
         if not _IDENTIFIER.fullmatch(name):  # cannot be exported by a shell; never written unquoted

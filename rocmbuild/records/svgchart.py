@@ -43,12 +43,23 @@ def clock(seconds: float) -> str:
     return f"{hours}h{rest // 60:02d}" if hours else f"{rest // 60}:{rest % 60:02d}"
 
 
-def line_chart(title: str, series: Sequence[Series], *, duration: float, y_max: float,
-               y_format: Callable[[float], str], spans: Sequence[Span] = (), marks: Sequence[Mark] = (),
-               level: tuple[float, str] | None = None, height: int = 220, css: str = "") -> str:
-    """Lines over [0, duration] seconds and [0, y_max]; ``level``: a horizontal line (value, label)."""
-    duration = max(duration, 1.0)
-    y_max = max(y_max, 1e-9)
+@dataclass(frozen=True, kw_only=True)
+class Axes:
+    """A line chart's frame: [0, duration] seconds by [0, y_max], its height, and a reference line."""
+
+    duration: float
+    y_max: float
+    y_format: Callable[[float], str]  # a value as the y axis labels it
+    height: int = 220
+    level: tuple[float, str] | None = None  # a horizontal line: (value, label)
+
+
+def line_chart(title: str, series: Sequence[Series], *, axes: Axes, spans: Sequence[Span] = (),
+               marks: Sequence[Mark] = (), css: str = "") -> str:
+    """Lines over the ``axes``' [0, duration] seconds and [0, y_max], spans shaded and instants marked."""
+    duration = max(axes.duration, 1.0)
+    y_max = max(axes.y_max, 1e-9)
+    y_format, height, level = axes.y_format, axes.height, axes.level
     inner_w, inner_h = W - PAD_L - PAD_R, height - PAD_T - PAD_B
 
     def x(t: float) -> float:

@@ -500,22 +500,22 @@ def _matches(source: Path, pattern: str) -> Iterator[Path] | None:
     return (p for p in sorted(source.glob(pattern)) if p.is_file())
 
 
-def verify_artifacts(
-    source: Path,
-    globs: Sequence[str],
-    targets: Targets,
-    *,
-    run: proc.Run = proc.capture,
-    tools: Tools | None = None,
-    env: Mapping[str, str] | None = None,
-    llvm_bin: Path | str | None = None,
-) -> ArtifactReport:
-    """Check that every artifact matched by ``globs`` (relative to ``source``) has code for every
-    target's processor (a code object for ``gfx90a`` runs on ``gfx90a:xnack+`` too).
+@dataclass(frozen=True, kw_only=True)
+class Lister:
+    """How code objects are listed, as in list_code_objects: through ``run``, with ``tools`` (None: looked
+    up in ``llvm_bin``, the ROCm install's LLVM bin dir, then ``env``'s ROCM_PATH and PATH), run with
+    ``env`` (the build's environment; default this process's)."""
 
-    ``env`` (the build's environment) and ``llvm_bin`` (the ROCm install's LLVM bin dir) say
-    where to look for the listing tools, as in list_code_objects.
-    """
+    run: proc.Run = proc.capture
+    tools: Tools | None = None
+    env: Mapping[str, str] | None = None
+    llvm_bin: Path | str | None = None
+
+
+def verify_artifacts(source: Path, globs: Sequence[str], targets: Targets, lister: Lister = Lister()) -> ArtifactReport:
+    """Check that every artifact matched by ``globs`` (relative to ``source``) has code for every
+    target's processor (a code object for ``gfx90a`` runs on ``gfx90a:xnack+`` too)."""
+    run, tools, env, llvm_bin = lister.run, lister.tools, lister.env, lister.llvm_bin
     source = Path(source).resolve()
     wanted = targets.processors
     tools = tools if tools is not None else _tools_for(env, llvm_bin)
