@@ -220,7 +220,7 @@ def test_a_hash_mismatch_is_fetched_again_once_then_the_run_stops(tmp_path: Path
     build = session(tmp_path, attempts, slept)
     outcome, _code = build.run()
     assert outcome != Outcome.SUCCEEDED and len(attempts.calls) == 2 and slept == []
-    assert build.rec.attempts[0]["remedies"] == ["refetch_download"]
+    assert build.rec.attempts[0].remedies == ("refetch_download",)
     assert attempts.calls[1][1]["PIP_NO_CACHE_DIR"] == "1", "the second attempt fetches afresh"
 
 
