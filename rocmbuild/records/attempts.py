@@ -20,6 +20,7 @@ from rocmbuild.diagnosis.catalogue import RemedyName, remedy_names
 from rocmbuild.records.recordfile import (
     JSONValue,
     ShapeError,
+    one_of,
     opt_int,
     opt_number,
     opt_object,
@@ -54,12 +55,7 @@ def _remedies(names: list[str], where: str) -> tuple[RemedyName, ...]:
 
 def step_name(value: str | None) -> StepName | None:
     """A step's name as the closed type; None stays None."""
-    if value is None:
-        return None
-    for name in STEP_NAMES:
-        if value == name:
-            return name
-    raise ShapeError(f"step is {value!r}")
+    return None if value is None else one_of(value, STEP_NAMES, "step")
 
 
 @dataclass(frozen=True)

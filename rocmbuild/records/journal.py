@@ -25,6 +25,7 @@ from rocmbuild.records.recordfile import (
     JSONObject,
     JSONValue,
     ShapeError,
+    one_of,
     opt_bool,
     opt_int,
     opt_number,
@@ -96,18 +97,12 @@ class CheckEntry:
 
 def check_status(value: str) -> CheckStatus:
     """A check's status as the closed type (an unknown one is a damaged record)."""
-    for status in CHECK_STATUSES:
-        if value == status:
-            return status
-    raise ShapeError(f"a check status is {value!r}")
+    return one_of(value, CHECK_STATUSES, "a check status")
 
 
 def run_state(value: str) -> RunState:
     """An outcome as the closed type (an Outcome is a StrEnum, equal to its string)."""
-    for state in RUN_STATES:
-        if value == state:
-            return state
-    raise ShapeError(f"outcome is {value!r}")
+    return one_of(value, RUN_STATES, "outcome")
 
 
 @dataclass(frozen=True)

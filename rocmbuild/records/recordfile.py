@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TypeAlias
+from typing import TypeAlias, TypeVar
 
 # What the JSON parser returns, as a type: readers narrow it (the helpers below) instead of trusting it.
 JSONValue: TypeAlias = "bool | int | float | str | list[JSONValue] | dict[str, JSONValue] | None"
@@ -34,6 +34,17 @@ _STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 
 class ShapeError(ValueError):
     """A field of a record that has another type than rocmbuild writes (the message names it)."""
+
+
+_Name = TypeVar("_Name", bound=str)
+
+
+def one_of(value: object, names: Sequence[_Name], what: str) -> _Name:
+    """``value`` as one of a closed set of names (a Literal's members); anything else is a damaged record."""
+    for name in names:
+        if value == name:
+            return name
+    raise ShapeError(f"{what} is {value!r}")
 
 
 class CorruptRecord(Exception):
