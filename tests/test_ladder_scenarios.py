@@ -18,20 +18,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inprocess import CliRun, ProbeAnswers, isolate, run_cli
+from inprocess import CliRun, isolate, probe_answers, probes_once, run_cli
 from test_e2e_ladder import FAKE_GIT, check_contract, diag, local_remote, remedies, write_recipe
 
-from rocmbuild.process import command
-
-
-@pytest.fixture(scope="module")
-def probe_answers(tmp_path_factory: pytest.TempPathFactory) -> ProbeAnswers:
-    return ProbeAnswers(command._run, tmp_path_factory.getbasetemp())
-
-
-@pytest.fixture(autouse=True)
-def _probes_asked_once(probe_answers: ProbeAnswers, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(command, "_run", probe_answers)
+pytestmark = pytest.mark.usefixtures("probes_once")
+__all__ = ["probe_answers", "probes_once"]  # fixtures, used by name
 
 
 def rocmbuild(tmp: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None,
