@@ -114,7 +114,7 @@ class PipeAttempts:
 
 
 class ProbeAnswers:
-    """The host's answers to rocmbuild's read-only probes, asked once a test module: ``TOOL --version``,
+    """The host's answers to rocmbuild's read-only probes, asked once a test session: ``TOOL --version``,
     ``python -c`` (installed packages, site dirs), ``ldconfig``.
 
     A run asks hipcc (a perl script, 0.3-1 s) for its version three or four times, with environments
@@ -213,20 +213,4 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, argv: Sequence[str], run_dir: Path,
         finally:
             remember_versions(None)  # the command pointed the probe store at this test's state dir
     return CliRun(code, out.getvalue(), err.getvalue(), run_dir, attempts)
-
-
-@pytest.fixture(scope="module")
-def probe_answers(tmp_path_factory: pytest.TempPathFactory) -> ProbeAnswers:
-    from rocmbuild.process import command
-
-    return ProbeAnswers(command._run, tmp_path_factory.getbasetemp())
-
-
-@pytest.fixture
-def probes_once(probe_answers: ProbeAnswers, monkeypatch: pytest.MonkeyPatch) -> ProbeAnswers:
-    """Import into a test module (with ``probe_answers``) and ask for it: its probes go through the memo."""
-    from rocmbuild.process import command
-
-    monkeypatch.setattr(command, "_run", probe_answers)
-    return probe_answers
 

@@ -159,6 +159,13 @@ def _wait_for_event(tmp: Path, name: str, timeout: float = 20) -> None:
     raise AssertionError(f"no {name} event")
 
 
+def _cmdline(process: psutil.Process) -> list[str]:
+    try:
+        return process.cmdline()
+    except psutil.Error:
+        return []
+
+
 def test_sigterm_stops_the_build_writes_records_and_exits_130(tmp_path: Path) -> None:
     recipe = write_recipe(tmp_path, "stall")
     source = tmp_path / "src"
@@ -167,8 +174,14 @@ def test_sigterm_stops_the_build_writes_records_and_exits_130(tmp_path: Path) ->
             "--skip-preflight", "--no-cache", "--stall-timeout", "60s", "--jobs", "8"]
     proc = subprocess.Popen(argv, env=base_env(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     _wait_for_event(tmp_path, "attempt.started")
-    time.sleep(1.0)
-    children = [p.pid for p in psutil.Process(proc.pid).children(recursive=True)]
+    children: list[int] = []
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:  # until the build's own process runs (not only the step's shell)
+        tree = psutil.Process(proc.pid).children(recursive=True)
+        if any("fakebuild.py" in " ".join(_cmdline(p)) for p in tree):
+            children = [p.pid for p in tree]
+            break
+        time.sleep(0.05)
     assert children, "the build is running"
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=20) == 130

@@ -18,12 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inprocess import CliRun, isolate, probe_answers, probes_once, run_cli
+from inprocess import CliRun, isolate, run_cli
 from test_e2e_ladder import FAKE_GIT, check_contract, diag, local_remote, remedies, write_recipe
 
 pytestmark = pytest.mark.usefixtures("probes_once")
-__all__ = ["probe_answers", "probes_once"]  # fixtures, used by name
-
 
 def rocmbuild(tmp: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None,
               with_source: bool = True) -> tuple[CliRun, dict[str, Any]]:
@@ -246,12 +244,14 @@ def test_checkout_from_a_local_remote_and_refetch_when_the_ref_changes(tmp_path:
     isolate(monkeypatch, tmp_path)
     argv = [str(recipe), "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--json"]
     recipe.write_text(template.format(url=remote.as_uri(), ref="v1"))
-    proc = run_cli(monkeypatch, argv, tmp_path)
+    # Run dirs of their own: the default name (time to the second and PID) is the same for two runs of one
+    # process within a second.
+    proc = run_cli(monkeypatch, [*argv, "--run-dir", str(tmp_path / "run1")], tmp_path / "run1")
     assert proc.returncode == 0, proc.stderr
     checkout = tmp_path / "cache" / "rocmbuild" / "src" / "co"
     assert (checkout / "VERSION").read_text() == "one\n"
     recipe.write_text(template.format(url=remote.as_uri(), ref="v2"))
-    proc = run_cli(monkeypatch, argv, tmp_path)
+    proc = run_cli(monkeypatch, [*argv, "--run-dir", str(tmp_path / "run2")], tmp_path / "run2")
     assert proc.returncode == 0, proc.stderr
     assert (checkout / "VERSION").read_text() == "two\n"
     summary = json.loads(proc.stdout.splitlines()[-1])

@@ -17,11 +17,9 @@ from typing import Any
 
 import psutil
 import pytest
-from inprocess import CliRun, isolate, probe_answers, probes_once, run_cli
+from inprocess import CliRun, isolate, run_cli
 
 from tests.test_e2e_ladder import ROCMBUILD, base_env, rocmbuild, write_recipe
-
-__all__ = ["probe_answers", "probes_once"]  # fixtures, used by name
 
 NOTIFY_SCRIPT = f"""{sys.executable} -c 'import json, os, sys; s = json.load(sys.stdin); \
 open(os.environ["OUT"], "w").write(json.dumps({{"outcome": s["outcome"], "env": [os.environ["ROCMBUILD_OUTCOME"], \
