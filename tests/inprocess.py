@@ -214,3 +214,17 @@ def run_cli(monkeypatch: pytest.MonkeyPatch, argv: Sequence[str], run_dir: Path,
             remember_versions(None)  # the command pointed the probe store at this test's state dir
     return CliRun(code, out.getvalue(), err.getvalue(), run_dir, attempts)
 
+
+def build(tmp: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: Mapping[str, str] | None = None,
+          with_source: bool = True) -> tuple[CliRun, dict[str, Any]]:
+    """test_e2e_ladder.rocmbuild's command line (``tmp/src``, ``tmp/run``, gfx90a, no preflight, no cache, short
+    backoff and stall timeout, --json) in this process, with ``env`` over the isolated environment."""
+    source = tmp / "src"
+    source.mkdir(exist_ok=True)
+    isolate(monkeypatch, tmp, **(env or {}))
+    argv = [*args, *(["--source", str(source)] if with_source else []), "--run-dir", str(tmp / "run"),
+            "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--backoff", "0.01", "--stall-timeout", "1s",
+            "--json"]
+    run = run_cli(monkeypatch, argv, tmp / "run")
+    return run, run.summary
+

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from inprocess import CliRun, isolate, run_cli
+from inprocess import CliRun, build, isolate, run_cli
 from test_e2e_ladder import FAKE_GIT, check_contract, diag, local_remote, remedies, write_recipe
 
 pytestmark = pytest.mark.usefixtures("probes_once")
@@ -26,14 +26,7 @@ pytestmark = pytest.mark.usefixtures("probes_once")
 def rocmbuild(tmp: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None,
               with_source: bool = True) -> tuple[CliRun, dict[str, Any]]:
     """test_e2e_ladder.rocmbuild's command line, run in process."""
-    source = tmp / "src"
-    source.mkdir(exist_ok=True)
-    isolate(monkeypatch, tmp, **(env or {}))
-    argv = [*args, *(["--source", str(source)] if with_source else []), "--run-dir", str(tmp / "run"),
-            "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--backoff", "0.01", "--stall-timeout", "1s",
-            "--json"]
-    run = run_cli(monkeypatch, argv, tmp / "run")
-    return run, run.summary
+    return build(tmp, monkeypatch, *args, env=env, with_source=with_source)
 
 
 def events(tmp: Path) -> list[dict[str, Any]]:

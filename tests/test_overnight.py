@@ -17,7 +17,7 @@ from typing import Any
 
 import psutil
 import pytest
-from inprocess import CliRun, isolate, run_cli
+from inprocess import CliRun, build, isolate, run_cli
 
 from tests.test_e2e_ladder import ROCMBUILD, base_env, rocmbuild, write_recipe
 
@@ -40,13 +40,7 @@ def test_notify_gets_summary_on_stdin_and_outcome_in_env(tmp_path: Path) -> None
 
 def in_process(tmp: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None
                ) -> tuple[CliRun, dict[str, Any]]:
-    """test_e2e_ladder.rocmbuild's build, in this process (tests/inprocess.py)."""
-    (tmp / "src").mkdir(exist_ok=True)
-    isolate(monkeypatch, tmp, **(env or {}))
-    run = run_cli(monkeypatch, [*args, "--source", str(tmp / "src"), "--run-dir", str(tmp / "run"), "--arch",
-                                "gfx90a", "--skip-preflight", "--no-cache", "--backoff", "0.01", "--stall-timeout",
-                                "1s", "--json"], tmp / "run")
-    return run, run.summary
+    return build(tmp, monkeypatch, *args, env=env)
 
 
 def test_a_failing_notify_is_recorded_and_never_changes_the_exit_code(tmp_path: Path, probes_once: Any,
