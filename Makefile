@@ -8,6 +8,10 @@ APT_PACKAGES := hipcc rocminfo libamdhip64-dev rocm-device-libs ccache redis-ser
 # CMake's HIP language with clang-19 needs CMake >= 3.28 (Debian 12 has 3.25): PyPI's, into the venv.
 CMAKE_PIP := cmake>=3.28,<5
 export HIP_PLATFORM ?= amd
+# The tests start the rocmbuild command and Python builds hundreds of times: with PYTHONDONTWRITEBYTECODE
+# set (some shells and CI images set it) each start compiles the package from source again (~0.35 s of
+# CPU a start) and pytest rewrites every test module's asserts again (~1 s a run).
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: install toolchain test test-fast test-slurm lint demo bench clean
 
@@ -57,6 +61,7 @@ test-slurm: install toolchain
 
 # The in-process tier: pure policy, parsing, planning through make_plan, and the ladder through the
 # real BuildSession with a fake attempt runner (Services.attempt). Seconds, no toolchain needed.
+# One worker per CPU of a 2-CPU machine: the tier is CPU-bound and in process, with no timing-bound test.
 FAST_TESTS := arch catalogue classifier diagnosis_quality environment host ladder layout ldcache loader_dirs logscan noise \
               options paths planning recipe remedies services session_fast stoppolicy watcher
 test-fast: install

@@ -14,10 +14,14 @@ import subprocess
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from rocmbuild.planning.recipe import Recipe, find_recipe
+
+if TYPE_CHECKING:
+    from inprocess import ProbeAnswers
 
 pytest_plugins = ["pytester"]
 
@@ -200,3 +204,25 @@ def hipvec_multi(example_tree: Callable[[str], ExampleTree]) -> ExampleTree:
     tree = example_tree("multi")
     tree.full_build("gfx90a;gfx908")
     return tree
+
+
+# --- the rocmbuild command in process (tests/inprocess.py) -----------------------------
+
+
+@pytest.fixture(scope="session")
+def probe_answers(tmp_path_factory: pytest.TempPathFactory) -> ProbeAnswers:
+    """The host's answers to rocmbuild's read-only probes, shared by the session's in-process runs."""
+    from inprocess import ProbeAnswers
+
+    from rocmbuild.process import command
+
+    return ProbeAnswers(command._run, tmp_path_factory.getbasetemp())
+
+
+@pytest.fixture
+def probes_once(probe_answers: ProbeAnswers, monkeypatch: pytest.MonkeyPatch) -> ProbeAnswers:
+    """This test's probes go through the session's memo (inprocess.ProbeAnswers)."""
+    from rocmbuild.process import command
+
+    monkeypatch.setattr(command, "_run", probe_answers)
+    return probe_answers

@@ -1,7 +1,9 @@
 """``--notify`` contained like a step, and notification URLs end to end (issue: the morning after).
 
-Real processes through the installed command; the notification URLs go through apprise to a real
-HTTP receiver on 127.0.0.1 (a ``json://`` webhook), one that answers and one that never does.
+The notify command is a real process. The flood (rocmbuild's own memory) and the SIGINT go through the
+installed command, the rest through the command in this process (tests/inprocess.py); the notification
+URLs go through apprise to a real HTTP receiver on 127.0.0.1 (a ``json://`` webhook), one that answers
+and one that never does.
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ from typing import Any
 
 import psutil
 import pytest
+from inprocess import build
 
-from tests.test_e2e_ladder import ROCMBUILD, base_env, rocmbuild, write_recipe
+from tests.test_e2e_ladder import ROCMBUILD, base_env, write_recipe
 
 
 class Receiver(http.server.BaseHTTPRequestHandler):
@@ -70,11 +73,13 @@ def _events(tmp: Path) -> list[dict[str, Any]]:
     return [json.loads(x) for x in (tmp / "run" / "events.jsonl").read_text().splitlines()]
 
 
-def test_a_json_webhook_gets_the_outcome_decisive_line_and_next_step(tmp_path: Path, receiver: Any) -> None:
+def test_a_json_webhook_gets_the_outcome_decisive_line_and_next_step(tmp_path: Path, receiver: Any,
+                                                                    probes_once: Any,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     port, received = receiver
     url = f"json://127.0.0.1:{port}/hooks/s3cr3tpath?token=abcdef123"
-    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "link")), "--max-attempts", "1",
-                              "--notify", url)
+    proc, summary = build(tmp_path, monkeypatch, str(write_recipe(tmp_path, "link")), "--max-attempts", "1",
+                          "--notify", url)
     assert proc.returncode != 0, proc.stderr
     assert len(received) == 1, (proc.stderr, summary.get("notify"))
     body = received[0]["body"]
@@ -92,11 +97,12 @@ def test_a_json_webhook_gets_the_outcome_decisive_line_and_next_step(tmp_path: P
     assert summary["notify"]["command"] == "json://<redacted>"
 
 
-def test_a_webhook_that_never_answers_is_cut_off_and_changes_nothing(tmp_path: Path, silent_port: int) -> None:
-    env = base_env(tmp_path, ROCMBUILD_NOTIFY_TIMEOUT="2s")
+def test_a_webhook_that_never_answers_is_cut_off_and_changes_nothing(tmp_path: Path, silent_port: int,
+                                                                     probes_once: Any,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     started = time.monotonic()
-    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--notify",
-                              f"json://127.0.0.1:{silent_port}/hook", env=env)
+    proc, summary = build(tmp_path, monkeypatch, str(write_recipe(tmp_path, "ok")), "--notify",
+                          f"json://127.0.0.1:{silent_port}/hook", env={"ROCMBUILD_NOTIFY_TIMEOUT": "2s"})
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started < 30
     assert summary["outcome"] == "succeeded"
@@ -126,11 +132,12 @@ def test_a_notify_that_floods_stdout_is_bounded_in_memory_and_time(tmp_path: Pat
     assert summary["notify"]["timed_out"] is True and len(summary["notify"]["output"]) <= 2000
 
 
-def test_a_daemon_holding_the_pipe_is_not_waited_for_and_exit_0_is_success(tmp_path: Path) -> None:
-    env = base_env(tmp_path, ROCMBUILD_NOTIFY_TIMEOUT="5s")
+def test_a_daemon_holding_the_pipe_is_not_waited_for_and_exit_0_is_success(
+        tmp_path: Path, probes_once: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     started = time.monotonic()
-    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--notify",
-                              "cat >/dev/null; (sleep 47.5 &); echo queued; exit 0", env=env)
+    proc, summary = build(tmp_path, monkeypatch, str(write_recipe(tmp_path, "ok")), "--notify",
+                          "cat >/dev/null; (sleep 47.5 &); echo queued; exit 0",
+                          env={"ROCMBUILD_NOTIFY_TIMEOUT": "5s"})
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started < 15
     notify = summary["notify"]
@@ -159,30 +166,33 @@ def test_sigint_during_notify_keeps_the_build_exit_code_and_ends_the_notify(tmp_
     assert not any("53.25" in (p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"]))
 
 
-def test_an_enormous_notify_timeout_is_refused_before_the_build(tmp_path: Path) -> None:
-    env = base_env(tmp_path, ROCMBUILD_NOTIFY_TIMEOUT="99999999999999999999h")
-    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--notify", "true", env=env)
+def test_an_enormous_notify_timeout_is_refused_before_the_build(tmp_path: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    proc, summary = build(tmp_path, monkeypatch, str(write_recipe(tmp_path, "ok")), "--notify", "true",
+                          env={"ROCMBUILD_NOTIFY_TIMEOUT": "99999999999999999999h"})
     assert proc.returncode == 2 and "ROCMBUILD_NOTIFY_TIMEOUT" in proc.stderr and "Traceback" not in proc.stderr
     assert summary == {}  # refused before any run began
 
 
-def test_a_secret_variable_printed_by_notify_reaches_no_record(tmp_path: Path) -> None:
-    env = base_env(tmp_path, MY_API_TOKEN="tok-9f8e7d6c5b4a")
-    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--notify",
-                              'cat >/dev/null; echo "token is $MY_API_TOKEN"; exit 3', env=env)
+def test_a_secret_variable_printed_by_notify_reaches_no_record(tmp_path: Path, probes_once: Any,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    proc, summary = build(tmp_path, monkeypatch, str(write_recipe(tmp_path, "ok")), "--notify",
+                          'cat >/dev/null; echo "token is $MY_API_TOKEN"; exit 3',
+                          env={"MY_API_TOKEN": "tok-9f8e7d6c5b4a"})
     assert proc.returncode == 0, proc.stderr
     assert "token is <redacted>" in summary["notify"]["output"]
     for name in ("summary.json", "events.jsonl"):
         assert "tok-9f8e7d6c5b4a" not in (tmp_path / "run" / name).read_text()
 
 
-def test_the_notify_command_still_gets_the_contract_variables_and_the_report(tmp_path: Path) -> None:
+def test_the_notify_command_still_gets_the_contract_variables_and_the_report(
+        tmp_path: Path, probes_once: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     out = tmp_path / "seen.json"
     script = ("python3 -c 'import json, os, sys; s = json.load(sys.stdin); e = os.environ; "
               "open(e[\"OUT\"], \"w\").write(json.dumps([s[\"outcome\"], e[\"ROCMBUILD_OUTCOME\"], "
               "e[\"ROCMBUILD_REPORT\"]]))'")
-    proc, _ = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--notify", script,
-                        env=base_env(tmp_path, OUT=str(out)))
+    proc, _ = build(tmp_path, monkeypatch, str(write_recipe(tmp_path, "ok")), "--notify", script,
+                    env={"OUT": str(out)})
     assert proc.returncode == 0, proc.stderr
     outcome, env_outcome, report = json.loads(out.read_text())
     assert outcome == env_outcome == "succeeded"

@@ -1,6 +1,8 @@
-"""Overnight features end to end through the installed command: notify, detach, history, resume.
+"""Overnight features end to end: notify, detach, history, resume, report --diff.
 
-Real processes, PTY, files and signals; the build is a fakebuild scenario.
+Detach and resume through the installed command (real processes, PTY, files and signals); notify,
+history and report --diff through the command in this process (tests/inprocess.py), with the
+installed command's notify as their smoke test.  The build is a fakebuild scenario.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
+import pytest
+from inprocess import CliRun, build, isolate, run_cli
 
 from tests.test_e2e_ladder import ROCMBUILD, base_env, rocmbuild, write_recipe
 
@@ -33,21 +38,27 @@ def test_notify_gets_summary_on_stdin_and_outcome_in_env(tmp_path: Path) -> None
     assert names[-1] == "notify.finished"
 
 
-def test_a_failing_notify_is_recorded_and_never_changes_the_exit_code(tmp_path: Path) -> None:
-    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "unknown")), "--notify",
-                              "cat >/dev/null; echo webhook down >&2; exit 7")
+def in_process(tmp: Path, monkeypatch: pytest.MonkeyPatch, *args: str, env: dict[str, str] | None = None
+               ) -> tuple[CliRun, dict[str, Any]]:
+    return build(tmp, monkeypatch, *args, env=env)
+
+
+def test_a_failing_notify_is_recorded_and_never_changes_the_exit_code(tmp_path: Path, probes_once: Any,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    proc, summary = in_process(tmp_path, monkeypatch, str(write_recipe(tmp_path, "unknown")), "--notify",
+                               "cat >/dev/null; echo webhook down >&2; exit 7")
     assert proc.returncode == 3, proc.stderr
     assert summary["outcome"] == "unrecognised"
     assert summary["notify"]["exit_code"] == 7 and "webhook down" in summary["notify"]["output"]
     assert "--notify command exited with 7" in proc.stderr
 
 
-def test_a_hanging_notify_is_killed_at_its_time_limit(tmp_path: Path) -> None:
-    env = base_env(tmp_path, ROCMBUILD_NOTIFY_TIMEOUT="1s")
+def test_a_hanging_notify_is_killed_at_its_time_limit(tmp_path: Path, probes_once: Any,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     started = time.monotonic()
     # The shell's child (sleep) is in the notify's process group: it must go too, or the pipe stays open.
-    proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--notify", "sleep 31.25; echo late",
-                              env=env)
+    proc, summary = in_process(tmp_path, monkeypatch, str(write_recipe(tmp_path, "ok")), "--notify",
+                               "sleep 31.25; echo late", env={"ROCMBUILD_NOTIFY_TIMEOUT": "1s"})
     assert proc.returncode == 0, proc.stderr
     assert time.monotonic() - started < 20
     assert summary["notify"]["timed_out"] is True and summary["notify"]["exit_code"] is None
@@ -55,10 +66,11 @@ def test_a_hanging_notify_is_killed_at_its_time_limit(tmp_path: Path) -> None:
                    for p in psutil.process_iter(["cmdline"]))
 
 
-def test_a_bad_notify_timeout_is_a_usage_error(tmp_path: Path) -> None:
-    env = base_env(tmp_path, ROCMBUILD_NOTIFY_TIMEOUT="5")
-    proc, _ = rocmbuild(tmp_path, str(write_recipe(tmp_path, "ok")), "--notify", "true", env=env)
+def test_a_bad_notify_timeout_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    proc, _ = in_process(tmp_path, monkeypatch, str(write_recipe(tmp_path, "ok")), "--notify", "true",
+                         env={"ROCMBUILD_NOTIFY_TIMEOUT": "5"})
     assert proc.returncode == 2 and "ROCMBUILD_NOTIFY_TIMEOUT" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.attempts.requests == []
 
 
 SLOW_RECIPE = """
@@ -140,8 +152,9 @@ def _read(path: Path) -> str:
         return ""
 
 
-def test_history_lists_runs_in_the_state_dir_and_elsewhere_and_stats_say_what_cured(tmp_path: Path) -> None:
-    env = base_env(tmp_path)
+def test_history_lists_runs_in_the_state_dir_and_elsewhere_and_stats_say_what_cured(
+        tmp_path: Path, probes_once: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate(monkeypatch, tmp_path)
     for name, scenario in (("a", "link"), ("b", "link"), ("c", "unknown")):
         tmp = tmp_path / name
         tmp.mkdir()
@@ -149,14 +162,16 @@ def test_history_lists_runs_in_the_state_dir_and_elsewhere_and_stats_say_what_cu
             lib = tmp / "src" / "lib"
             lib.mkdir(parents=True)
             (lib / "libfakeblas.so").write_text("")
-        proc, _ = rocmbuild(tmp, str(write_recipe(tmp, scenario)), env=env)  # --run-dir outside the state dir
+        (tmp / "src").mkdir(exist_ok=True)
+        proc = run_cli(monkeypatch, [str(write_recipe(tmp, scenario)), "--source", str(tmp / "src"), "--run-dir",
+                                     str(tmp / "run"), "--arch", "gfx90a", "--skip-preflight", "--no-cache",
+                                     "--json"], tmp / "run")  # --run-dir outside the state dir
         assert proc.returncode in (0, 3), proc.stderr
     (tmp_path / "d-src").mkdir()
-    ok = subprocess.run([ROCMBUILD, str(write_recipe(tmp_path, "ok", name="other")), "--source",
-                         str(tmp_path / "d-src"), "--arch", "gfx90a", "--skip-preflight", "--no-cache"],
-                        env=env, capture_output=True, text=True, timeout=60)  # a run dir under the state dir
+    ok = run_cli(monkeypatch, [str(write_recipe(tmp_path, "ok", name="other")), "--source", str(tmp_path / "d-src"),
+                               "--arch", "gfx90a", "--skip-preflight", "--no-cache"], tmp_path)  # under the state dir
     assert ok.returncode == 0, ok.stderr
-    listed = subprocess.run([ROCMBUILD, "history", "--json"], env=env, capture_output=True, text=True, timeout=30)
+    listed = run_cli(monkeypatch, ["history", "--json"], tmp_path)
     assert listed.returncode == 0, listed.stderr
     rows = [json.loads(line) for line in listed.stdout.splitlines()]
     assert [(r["recipe"], r["outcome"], r["attempts"], r["cured_by"]) for r in rows] == [
@@ -164,15 +179,15 @@ def test_history_lists_runs_in_the_state_dir_and_elsewhere_and_stats_say_what_cu
         ("fake", "unrecognised", 1, None), ("other", "succeeded", 1, None)]
     assert rows[0]["run_dir"] == str((tmp_path / "a" / "run").resolve())
     assert str(tmp_path / "state") in rows[3]["run_dir"]
-    only = subprocess.run([ROCMBUILD, "history", "--recipe", "other"], env=env, capture_output=True, text=True)
+    only = run_cli(monkeypatch, ["history", "--recipe", "other"], tmp_path)
     assert "other" in only.stdout and "fake" not in only.stdout
-    stats = subprocess.run([ROCMBUILD, "history", "--stats", "--json"], env=env, capture_output=True, text=True)
+    stats = run_cli(monkeypatch, ["history", "--stats", "--json"], tmp_path)
     by_sig = {s["signature"]: s for s in map(json.loads, stats.stdout.splitlines())}
     link = next(s for s in by_sig.values() if s["category"] == "missing_library")
     assert (link["seen"], link["cured"], link["cured_by"]) == (2, 2, {"add_library_paths": 2})
     unknown = next(s for s in by_sig.values() if s["category"] == "unknown")
     assert (unknown["seen"], unknown["cured"]) == (1, 0)
-    text = subprocess.run([ROCMBUILD, "history", "--stats"], env=env, capture_output=True, text=True).stdout
+    text = run_cli(monkeypatch, ["history", "--stats"], tmp_path).stdout
     assert "add_library_paths (2)" in text
 
 
@@ -282,7 +297,8 @@ print("[20/20] Linking HIP shared module _C.so")
 """
 
 
-def test_report_diff_against_the_last_good_run(tmp_path: Path) -> None:
+def test_report_diff_against_the_last_good_run(tmp_path: Path, probes_once: Any,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
     src = tmp_path / "src"
     src.mkdir()
     (src / "build.py").write_text(DIFF_BUILD)
@@ -292,12 +308,12 @@ def test_report_diff_against_the_last_good_run(tmp_path: Path) -> None:
     subprocess.run([*git, "commit", "-qm", "one"], check=True)
     recipe = tmp_path / "d.toml"
     recipe.write_text(f'name = "d"\npackages = []\n[steps]\nbuild = ["{sys.executable} build.py"]\n')
-    env = base_env(tmp_path)
+    isolate(monkeypatch, tmp_path)
 
-    def build(run: str, jobs: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([ROCMBUILD, str(recipe), "--source", str(src), "--run-dir", str(tmp_path / run),
-                               "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--jobs", jobs],
-                              env=env, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    def build(run: str, jobs: str) -> CliRun:
+        return run_cli(monkeypatch, [str(recipe), "--source", str(src), "--run-dir", str(tmp_path / run),
+                                     "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--jobs", jobs],
+                       tmp_path / run)
 
     assert build("good", "1").returncode == 0
     (src / "BROKEN").write_text("")
@@ -305,19 +321,17 @@ def test_report_diff_against_the_last_good_run(tmp_path: Path) -> None:
     subprocess.run([*git, "commit", "-qm", "two"], check=True)
     bad = build("bad", "2")
     assert bad.returncode == 3, bad.stderr  # unrecognised
-    shown = subprocess.run([ROCMBUILD, "report", str(tmp_path / "bad"), "--diff"], env=env, capture_output=True,
-                           text=True, timeout=60)
+    shown = run_cli(monkeypatch, ["report", str(tmp_path / "bad"), "--diff"], tmp_path / "bad")
     assert shown.returncode == 0, shown.stderr
     assert "MAX_JOBS: '2'  (other: '1')" in shown.stdout
     assert "source.revision:" in shown.stdout and "jobs: '2'  (other: '1')" in shown.stdout
-    as_json = json.loads(subprocess.run([ROCMBUILD, "report", str(tmp_path / "bad"), "--json", "--diff",
-                                         str(tmp_path / "good")], env=env, capture_output=True, text=True).stdout)
+    as_json = json.loads(run_cli(monkeypatch, ["report", str(tmp_path / "bad"), "--json", "--diff",
+                                               str(tmp_path / "good")], tmp_path / "bad").stdout)
     assert as_json["other"] == str((tmp_path / "good").resolve())
     # Only what the good build never printed: its numbers, paths and hex differ, its shape does not.
     assert [line.split(":")[0] for line in as_json["new_log_lines"]] == ["frobnicator", "frobnicator"], \
         as_json["new_log_lines"]
-    nothing_before = subprocess.run([ROCMBUILD, "report", str(tmp_path / "good"), "--diff"], env=env,
-                                    capture_output=True, text=True, timeout=60)
+    nothing_before = run_cli(monkeypatch, ["report", str(tmp_path / "good"), "--diff"], tmp_path / "good")
     assert nothing_before.returncode == 2 and "no earlier successful run of 'd'" in nothing_before.stderr
 
 

@@ -1,4 +1,5 @@
-"""sync_submodules and narrow_archs: a real git superproject with file:// remotes."""
+"""sync_submodules and narrow_archs: a real git superproject with file:// remotes; end to end through the
+command in this process (tests/inprocess.py)."""
 
 from __future__ import annotations
 
@@ -6,11 +7,12 @@ import json
 import os
 import stat
 import subprocess
-import sys
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
+from inprocess import isolate, run_cli
 
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.host import arch as archmod
@@ -20,8 +22,6 @@ from rocmbuild.loop.remedies import REMEDIES, RemedyContext
 from rocmbuild.loop.treeremedies import narrower_archs
 from rocmbuild.process.command import CommandResult, capture
 from tests.planfactory import RECIPE, make_plan
-
-ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 
 GIT_ENV = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid", "GIT_COMMITTER_NAME": "t",
            "GIT_COMMITTER_EMAIL": "t@example.invalid",
@@ -117,17 +117,15 @@ def test_a_sync_command_that_fails_makes_the_remedy_not_apply(tmp_path: Path) ->
     assert not missing.applied and missing.detail == "git is not installed"
 
 
-def test_stale_submodule_is_cured_end_to_end(tmp_path: Path) -> None:
+def test_stale_submodule_is_cured_end_to_end(tmp_path: Path, probes_once: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The build's own `git submodule update` fails; rocmbuild syncs the URLs and the retry succeeds."""
     clone, sha = stale_submodule_tree(tmp_path)
     recipe = tmp_path / "withsub.toml"
     recipe.write_text('name = "withsub"\n[steps]\n'
                       'build = ["git submodule update --init --recursive && test -f third_party/lib/b.txt"]\n')
-    env = {**os.environ, **GIT_ENV, "XDG_STATE_HOME": str(tmp_path / "state"),
-           "XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
-    proc = subprocess.run([ROCMBUILD, "build", str(recipe), "--source", str(clone), "--run-dir", str(tmp_path / "run"),
-                           "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--json"],
-                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    isolate(monkeypatch, tmp_path, **GIT_ENV)
+    proc = run_cli(monkeypatch, ["build", str(recipe), "--source", str(clone), "--run-dir", str(tmp_path / "run"),
+                                 "--arch", "gfx90a", "--skip-preflight", "--no-cache", "--json"], tmp_path / "run")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     first = summary["attempts"][0]
@@ -177,7 +175,8 @@ def test_narrow_archs_uses_the_gpus_sysfs_reports(tmp_path: Path) -> None:
     assert not stop.applied and "no local GPU" in stop.detail and stop.warning and "--arch" in stop.warning
 
 
-def test_relocation_overflow_without_a_narrower_list_stops_with_the_advice(tmp_path: Path) -> None:
+def test_relocation_overflow_without_a_narrower_list_stops_with_the_advice(
+        tmp_path: Path, probes_once: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """No GPU on this host: nothing narrower, so one attempt, no retry, and the advice to build fewer targets."""
     script = tmp_path / "link.sh"
     script.write_text('#!/bin/sh\necho "archs: $PYTORCH_ROCM_ARCH"\n'
@@ -187,13 +186,11 @@ def test_relocation_overflow_without_a_narrower_list_stops_with_the_advice(tmp_p
     recipe = tmp_path / "big.toml"
     recipe.write_text(f'name = "big"\n[arch]\nvariables = ["PYTORCH_ROCM_ARCH"]\nseparator = ";"\n'
                       f'[steps]\nbuild = ["{script}"]\n')
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    isolate(monkeypatch, tmp_path)
     (tmp_path / "src").mkdir()
-    proc = subprocess.run([ROCMBUILD, "build", str(recipe), "--source", str(tmp_path / "src"),
-                           "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a,gfx942", "--skip-preflight",
-                           "--no-cache", "--json"],
-                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = run_cli(monkeypatch, ["build", str(recipe), "--source", str(tmp_path / "src"),
+                                 "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a,gfx942", "--skip-preflight",
+                                 "--no-cache", "--json"], tmp_path / "run")
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     # unsupported_arch, and its one remedy had nothing to do: recognised, no remedy can help (exit 4)
     assert proc.returncode == 4, proc.stderr
@@ -203,7 +200,8 @@ def test_relocation_overflow_without_a_narrower_list_stops_with_the_advice(tmp_p
     assert "--arch" in summary["todo"]
 
 
-def test_relocation_overflow_is_cured_by_building_for_the_local_gpu(tmp_path: Path) -> None:
+def test_relocation_overflow_is_cured_by_building_for_the_local_gpu(
+        tmp_path: Path, probes_once: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """With a GPU reported (a GPU can't be had here: `amdgpu-arch` on PATH says gfx942, as it would on an
     MI300X), the second attempt builds gfx942 only and links."""
     tools = tmp_path / "tools"
@@ -218,13 +216,12 @@ def test_relocation_overflow_is_cured_by_building_for_the_local_gpu(tmp_path: Pa
     recipe = tmp_path / "big.toml"
     recipe.write_text(f'name = "big"\n[arch]\nvariables = ["PYTORCH_ROCM_ARCH"]\nseparator = ";"\n'
                       f'[steps]\nbuild = ["{script}"]\n')
-    env = {**os.environ, "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_CACHE_HOME": str(tmp_path / "cache"),
-           "XDG_CONFIG_HOME": str(tmp_path / "cfg"), "PATH": f"{tools}:{os.environ['PATH']}"}
+    isolate(monkeypatch, tmp_path)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
     (tmp_path / "src").mkdir()
-    proc = subprocess.run([ROCMBUILD, "build", str(recipe), "--source", str(tmp_path / "src"),
-                           "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a,gfx942", "--skip-preflight",
-                           "--no-cache", "--json"],
-                          env=env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    proc = run_cli(monkeypatch, ["build", str(recipe), "--source", str(tmp_path / "src"),
+                                 "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a,gfx942", "--skip-preflight",
+                                 "--no-cache", "--json"], tmp_path / "run")
     assert proc.returncode == 0, proc.stderr
     summary = json.loads((tmp_path / "run" / "summary.json").read_text())
     first, second = summary["attempts"]
