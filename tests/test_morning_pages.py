@@ -18,7 +18,7 @@ from typing import Any
 import psutil
 import pytest
 
-from rocmbuild.records.htmlreport import render_report
+from rocmbuild.records.htmlreport import render_report, timeline
 from rocmbuild.records.samples import MAX_SAMPLES, SAMPLES_FILE, SampleLog, load_samples
 from tests import browser
 from tests.test_example_e2e import EXAMPLE, ROCMBUILD, env_for
@@ -210,7 +210,7 @@ def test_records_of_the_wrong_shape_never_crash_the_pages_or_the_message(tmp_pat
         "started": "2026-12-01T01:00:00+00:00", "todo": "nothing",
         "attempts": [{"number": 1, "started": "2026-12-01T01:00:00+00:00", "duration_s": 3000, "ended": "exited",
                       "exit_code": 1, "env": {"MAX_JOBS": "64"}, "remedies": ["reduce_jobs"],
-                      "memory": {"reserve": 1 << 30, "oom": {"confirmed": True}},
+                      "memory": {"reserve": 1 << 30, "oom": {"status": "confirmed"}},
                       "diagnosis": {"category": "out_of_memory", "signature": "oom", "text": "Killed", "line": 3}},
                      {"number": 2, "duration_s": 4000, "ended": "exited", "exit_code": 0, "env": {"MAX_JOBS": "8"},
                       "remedies": [], "diagnosis": None}]}
@@ -276,3 +276,14 @@ def test_the_sampler_never_walks_the_tree_beside_the_memory_guard(monkeypatch: p
     alone = sampler_module.ResourceSampler(got.append, 1, Watcher())
     alone.poll(os.getpid())
     assert walks == [os.getpid()]  # without a guard it walks itself
+
+
+@pytest.mark.parametrize(("status", "marked"), [("confirmed", True), ("unconfirmed", False)])
+def test_the_timeline_marks_an_oom_kill_the_attempt_record_confirms(status: str, marked: bool) -> None:
+    # The attempt's memory.oom is memguard.confirm_oom's record: {"status": "confirmed", "victim": ...}.
+    summary = {"started": "2026-12-01T01:00:00+00:00",
+               "attempts": [{"number": 1, "started": "2026-12-01T01:00:00+00:00", "duration_s": 600, "ended": "exited",
+                             "exit_code": 137, "memory": {"oom": {"status": status, "victim": "cc1plus"}},
+                             "diagnosis": {"category": "out_of_memory"}}]}
+    _spans, marks = timeline(summary, [], start=0.0)
+    assert [m.label for m in marks] == (["OOM kill (attempt 1)"] if marked else [])

@@ -69,7 +69,7 @@ def timeline(summary: Mapping[str, object], events: Sequence[object], start: flo
         what = (f"{diagnosis.get('category')}" if isinstance(diagnosis, Mapping) else str(attempt.get("ended")))
         spans.append(Span(t0 - start, t1 - start, css, f"#{number}: {what}, {human_duration(duration)}"))
         oom = as_object(attempt.get("memory")).get("oom")
-        if isinstance(oom, Mapping) and oom.get("confirmed"):
+        if as_object(oom).get("status") == "confirmed":  # memguard.confirm_oom's record
             marks.append(Mark(t1 - start, "oom", f"OOM kill (attempt {number})"))
     for wait in _events(events, "retry.waiting"):
         t0 = epoch(wait.get("timestamp"))
