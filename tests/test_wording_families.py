@@ -512,3 +512,83 @@ def test_cargos_retry_warnings_are_weak_and_give_way_to_a_specific_failure() -> 
     assert (run(retry).category, run(retry).confidence) == ("network", "medium")
     later = run(retry + "\n/usr/bin/ld: cannot find -lssl")
     assert later.category == "missing_library", "the visible failure of the build wins"
+
+
+# ----------------------------------------------------------------------- round 3 (the misses of b13/b14)
+
+@pytest.mark.parametrize(("log", "category", "signature", "line"), [
+    # GNU make <= 4.2 job.c, exec_command on ENOENT: "%s: Command not found" (ROCm/roctracer#73, ROCm/hipCaffe#18)
+    ("/opt/src/bin/hipcc -c -o main.o main.cpp\nmake: /opt/src/bin/hipcc: Command not found\n"
+     "Makefile:12: recipe for target 'main.o' failed\nmake: *** [main.o] Error 127",
+     "toolchain_missing", "hip-tool-not-found", 2),
+    # CMake cmMakefile.cxx: "Unknown CMake command" for FindHIP's macros (ROCm/rocALUTION#133, ROCm/hip#715)
+    ("-- hip::amdhip64 is SHARED_LIBRARY\nCMake Error at lib/CMakeLists.txt:40 (hip_add_library):\n"
+     "  Unknown CMake command \"hip_add_library\".\n\n\n-- Configuring incomplete, errors occurred!",
+     "toolchain_missing", "cmake-unknown-hip-command", 3),
+    # ... and for rocm-cmake's functions (ROCm/clang-ocl#38, ROCm/composable_kernel#547)
+    ("CMake Error at CMakeLists.txt:21 (rocm_setup_version):\n  Unknown CMake command \"rocm_setup_version\".",
+     "toolchain_missing", "cmake-unknown-hip-command", 2),
+    # rocWMMA config.hpp's static_assert (ROCm/TheRock#2127, ROCm/rocm-libraries#4618, ggml-org/llama.cpp#14193)
+    ("[12/300] Building HIP object src/CMakeFiles/fa.dir/fattn-wmma.cu.o\n"
+     "/opt/rocm/include/rocwmma/internal/config.hpp:80:15: error: static assertion failed: Unsupported architecture\n"
+     "   80 | static_assert(0, \"Unsupported architecture\");\n      |               ^\n"
+     "1 error generated when compiling for gfx1031.",
+     "unsupported_arch", "rocwmma-unsupported-arch", 2),
+    # CMake cmFindPackageCommand.cxx's second sentence, the paste cut above the first (ROCm/hipFFT#37)
+    ("  \"amd_comgr_DIR\" to a directory containing one of the above files.  If\n"
+     "  \"amd_comgr\" provides a separate development package or SDK, be sure it has\n  been installed.\n"
+     "Call Stack (most recent call first):\n  /opt/hip/lib/cmake/hip/hip-config.cmake:200 (find_dependency)",
+     "toolchain_missing", "cmake-hip-package-missing", 1),
+    ("  Add the installation prefix of \"rocprim\" to CMAKE_PREFIX_PATH or set\n"
+     "  \"rocprim_DIR\" to a directory containing one of the above files.  If",
+     "toolchain_missing", "cmake-rocm-package-missing", 2),
+    # glibc dl-lookup.c for a ROCm library's mangled internal symbol (ROCm/legacy-rocm-build#1879, arch4edu#203)
+    (">>> import torch\nTraceback (most recent call last):\n  File \"<stdin>\", line 1, in <module>\n"
+     "ImportError: /opt/rocm/lib/librocsolver.so.0: undefined symbol: _Z27rocblas_internal_trsm_tplIdEv",
+     "abi_mismatch", "undefined-symbol-rocm-runtime-skew", 4),
+    # torch's exported targets name /opt/rocm/lib; ROCm lives in /opt/rocm-X.Y (vllm-project/vllm#8042, #8004)
+    ("-- Build files have been written to: /w/vllm/build/temp\n"
+     "ninja: error: '/opt/rocm/lib/libamdhip64.so', needed by '/w/vllm/build/lib/vllm/_C.abi3.so', missing and "
+     "no known rule to make it", "missing_library", "rocm-default-root-library-missing", 2),
+])
+def test_round_three_families(log: str, category: str, signature: str, line: int) -> None:
+    got = run(log)
+    assert (got.category, got.signature, got.line) == (category, signature, line), got
+
+
+def test_rocwmma_names_the_arch_it_rejects_and_stops() -> None:
+    got = run("/r/rocwmma/library/include/rocwmma/internal/config.hpp:79:15: error: static assertion failed: "
+              "Unsupported architecture\n   79 | static_assert(0, \"Unsupported architecture\");\n"
+              "1 error generated when compiling for gfx906.")
+    assert (got.category, got.fields.get("arch"), got.retryable) == ("unsupported_arch", "gfx906", False)
+
+
+def test_the_same_static_assert_outside_rocwmma_is_not_read_as_an_arch_gap() -> None:
+    got = run("/src/simd/detect.hpp:30:5: error: static assertion failed: Unsupported architecture")
+    assert got.category != "unsupported_arch", got
+
+
+def test_an_unknown_command_of_the_projects_own_stays_unknown() -> None:
+    # chipStar's hip_add_exe_to_target is HIP's test helper (a wrong Catch2 found), not FindHIP missing
+    got = run("CMake Error at tests/CMakeLists.txt:17 (hip_add_exe_to_target):\n"
+              "  Unknown CMake command \"hip_add_exe_to_target\".")
+    assert got.category == "unknown", got
+
+
+def test_a_versioned_rocm_path_gone_from_the_build_graph_is_still_a_stale_cache() -> None:
+    # a cache naming /opt/rocm-6.1.0 after an upgrade to 6.2 (the ninja stale-tree shape); only the
+    # unversioned root that torch's config hard-codes reads as the library missing
+    got = run("ninja: error: '/opt/rocm-6.1.0/lib/libamdhip64.so', needed by 'lib/libx.so', missing and no known rule "
+              "to make it")
+    assert (got.category, got.signature) == ("stale_build", "ninja-missing-no-known-rule")
+    gone = run("ninja: error: '/opt/rocm/lib/libhipblas.so', needed by 'lib/libx.so', missing and no known rule to make it")
+    assert (gone.category, gone.retryable) == ("missing_library", False)
+
+
+def test_hipsycl_undefined_references_are_not_the_hip_runtime_missing() -> None:
+    # AdaptiveCpp's runtime (hipsycl::rt) undefined: two libstdc++ ABIs, not a missing -lamdhip64
+    got = run("main.cpp:(.text+0x1f): undefined reference to `hipsycl::rt::result::what() const'\n"
+              "clang-14: error: linker command failed with exit code 1 (use -v to see invocation)")
+    assert got.category != "missing_library", got
+    hip = run("main.cpp:(.text+0x1f): undefined reference to `hipMalloc'")
+    assert hip.category == "missing_library"
