@@ -581,7 +581,8 @@ def test_a_versioned_rocm_path_gone_from_the_build_graph_is_still_a_stale_cache(
     got = run("ninja: error: '/opt/rocm-6.1.0/lib/libamdhip64.so', needed by 'lib/libx.so', missing and no known rule "
               "to make it")
     assert (got.category, got.signature) == ("stale_build", "ninja-missing-no-known-rule")
-    gone = run("ninja: error: '/opt/rocm/lib/libhipblas.so', needed by 'lib/libx.so', missing and no known rule to make it")
+    gone = run("ninja: error: '/opt/rocm/lib/libhipblas.so', needed by 'lib/libx.so', missing and no known rule to "
+               "make it")
     assert (gone.category, gone.retryable) == ("missing_library", False)
 
 
