@@ -514,7 +514,7 @@ def test_cargos_retry_warnings_are_weak_and_give_way_to_a_specific_failure() -> 
     assert later.category == "missing_library", "the visible failure of the build wins"
 
 
-# ----------------------------------------------------------------------- round 3 (the misses of b13/b14)
+# ----------------------------------------------------------------------- round 4 (the misses of b13/b14)
 
 @pytest.mark.parametrize(("log", "category", "signature", "line"), [
     # GNU make <= 4.2 job.c, exec_command on ENOENT: "%s: Command not found" (ROCm/roctracer#73, ROCm/hipCaffe#18)
@@ -551,7 +551,7 @@ def test_cargos_retry_warnings_are_weak_and_give_way_to_a_specific_failure() -> 
      "ninja: error: '/opt/rocm/lib/libamdhip64.so', needed by '/w/vllm/build/lib/vllm/_C.abi3.so', missing and "
      "no known rule to make it", "missing_library", "rocm-default-root-library-missing", 2),
 ])
-def test_round_three_families(log: str, category: str, signature: str, line: int) -> None:
+def test_round_four_families(log: str, category: str, signature: str, line: int) -> None:
     got = run(log)
     assert (got.category, got.signature, got.line) == (category, signature, line), got
 
