@@ -52,6 +52,7 @@ def test_downgrade_lines_in_the_threads_wording() -> None:
     ]
 
 
+@pytest.mark.integration
 def test_downgrade_reaches_the_summary_as_a_warning(tmp_path: Path) -> None:
     script = tmp_path / "configure.sh"
     script.write_text("#!/bin/sh\necho '-- The HIP compiler identification is Clang 19.1.7'\n"
@@ -78,6 +79,7 @@ def test_downgrade_reaches_the_summary_as_a_warning(tmp_path: Path) -> None:
 # --- archs beyond the request, on the real .so ------------------------------------------------
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_verification_reports_archs_beyond_the_request(hipvec_multi: ExampleTree) -> None:
     tree = hipvec_multi
     report = verify_artifacts(tree.root, tree.recipe.verify_artifacts, Targets.parse("gfx90a"))
@@ -90,6 +92,7 @@ def test_verification_reports_archs_beyond_the_request(hipvec_multi: ExampleTree
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_extra_arch_warning_in_a_real_run(hipvec_multi: ExampleTree, tmp_path: Path) -> None:
     """A build step that leaves the gfx90a+gfx908 .so for a gfx90a request: succeeded, with the warning."""
     src = tmp_path / "src"

@@ -346,6 +346,7 @@ def test_old_bundler_says_it_cannot_list_a_compressed_bundle(tmp_path: Path) -> 
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_debian_llvm_objdump_does_not_list_hip_bundles(hipvec_gfx90a: ExampleTree) -> None:
     objdump = shutil.which("llvm-objdump-15")
     _need(objdump, "llvm-objdump-15")

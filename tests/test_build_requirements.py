@@ -10,6 +10,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+import pytest
+
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.loop.effects import Install
 from rocmbuild.loop.remedybase import RemedyContext
@@ -78,6 +80,7 @@ def run_build(tmp_path: Path, requires: str) -> tuple[int, dict, list[dict]]:
     return result.returncode, summary, events
 
 
+@pytest.mark.integration
 def test_real_build_gets_its_declared_requirement_and_succeeds(tmp_path: Path) -> None:
     code, summary, events = run_build(tmp_path, '"setuptools", "demodep>=1.0"')
     assert code == 0, summary
@@ -88,6 +91,7 @@ def test_real_build_gets_its_declared_requirement_and_succeeds(tmp_path: Path) -
     assert installed and installed[0]["requirement"] == "demodep>=1.0 (declared in pyproject.toml)"
 
 
+@pytest.mark.integration
 def test_real_build_with_an_undeclared_module_installs_nothing(tmp_path: Path) -> None:
     code, summary, events = run_build(tmp_path, '"setuptools"')
     assert code == 4 and len(summary["attempts"]) == 1  # recognised, and no remedy can help

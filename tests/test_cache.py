@@ -466,6 +466,7 @@ def _hipcc_compile(project: Path, env: Mapping[str, str]) -> None:
 
 @pytest.mark.hip
 @needs_hip
+@pytest.mark.integration
 def test_hipcc_device_compile_hits_from_a_second_tree(tmp_path: Path) -> None:
     cache_dir = tmp_path / "ccache"
     a = _hip_project(tmp_path / "A")
@@ -583,6 +584,7 @@ def test_fleet_cpp_second_node_gets_remote_hits(tmp_path: Path, redis_url: str) 
 @pytest.mark.hip
 @needs_redis
 @needs_hip
+@pytest.mark.integration
 def test_fleet_hip_second_node_gets_remote_hits(tmp_path: Path, redis_url: str) -> None:
     a = _hip_project(tmp_path / "A")
     env_a, tool = _real_setup(tmp_path, tmp_path / "cacheA", a, remote=redis_url)

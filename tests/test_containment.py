@@ -76,6 +76,7 @@ def test_cgroup_v2_is_found_and_used_here() -> None:
 
 
 @pytest.mark.parametrize("path", ["normal exit", "stall", "budget", "interrupt"])
+@pytest.mark.integration
 def test_a_setsid_reforker_survives_no_stop_path(tmp_path: Path, marker: str, path: str) -> None:
     start = f"{PY} {CHILDREN / 'reforker.py'} {marker}; echo started"
     if path == "normal exit":
@@ -124,6 +125,7 @@ def _wait_ready(proc: subprocess.Popen[str]) -> None:
     raise AssertionError("the build never got ready")
 
 
+@pytest.mark.integration
 def test_sigkill_of_rocmbuild_leaves_no_survivor_within_seconds(tmp_path: Path, marker: str) -> None:
     proc = _start_build(tmp_path, marker)
     try:
@@ -140,6 +142,7 @@ def test_sigkill_of_rocmbuild_leaves_no_survivor_within_seconds(tmp_path: Path, 
     assert survivors(marker) == [], "the watchdog ended the build after rocmbuild's death"
 
 
+@pytest.mark.integration
 def test_the_next_run_on_the_tree_ends_and_records_a_killed_runs_leftovers(tmp_path: Path, marker: str) -> None:
     proc = _start_build(tmp_path, marker)
     try:
@@ -170,6 +173,7 @@ def test_the_next_run_on_the_tree_ends_and_records_a_killed_runs_leftovers(tmp_p
     assert "stopped" in second.stderr and "killed run" in second.stderr
 
 
+@pytest.mark.integration
 def test_sighup_and_sigterm_of_rocmbuild_leave_no_survivor(tmp_path: Path, marker: str) -> None:
     for sig in (signal.SIGHUP, signal.SIGTERM, signal.SIGINT):
         proc = _start_build(tmp_path, marker, name=f"run-{sig}")

@@ -181,6 +181,7 @@ def test_unknown_mode_is_refused() -> None:
         Display(io.BytesIO(), mode="loud")
 
 
+@pytest.mark.integration
 def test_a_real_build_relayed_to_a_pipe_has_no_escapes_and_the_log_stays_raw(tmp_path: Path) -> None:
     """Through the installed command, the real PTY runner and a scripted build (tests/fakebuild.py colours)."""
     from test_e2e_ladder import ROCMBUILD, base_env, write_recipe

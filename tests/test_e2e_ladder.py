@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 FAKEBUILD = Path(__file__).parent / "fakebuild.py"
@@ -104,6 +105,7 @@ def check_contract(summary: dict[str, Any], tmp: Path) -> None:
     assert (tmp / "run" / "repro.sh").is_file()
 
 
+@pytest.mark.integration
 def test_link_failure_until_library_path_reaches_the_library(tmp_path: Path) -> None:
     lib = tmp_path / "src" / "third_party" / "fakeblas" / "lib"
     lib.mkdir(parents=True)
@@ -122,6 +124,7 @@ def test_link_failure_until_library_path_reaches_the_library(tmp_path: Path) -> 
     assert b"cannot find -lfakeblas" in log and b"[39/40]" in log
 
 
+@pytest.mark.integration
 def test_stall_then_success_after_reducing_jobs(tmp_path: Path) -> None:
     proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "stall")), "--jobs", "4")
     assert proc.returncode == 0, proc.stderr
@@ -132,6 +135,7 @@ def test_stall_then_success_after_reducing_jobs(tmp_path: Path) -> None:
     assert "fakebuild.py" in log.split("[3/40]")[-1], "a process-tree snapshot is written before the kill"
 
 
+@pytest.mark.integration
 def test_budget_spent_stops_with_exit_5(tmp_path: Path) -> None:
     recipe = write_recipe(tmp_path, "stall")
     source = tmp_path / "src"
@@ -166,6 +170,7 @@ def _cmdline(process: psutil.Process) -> list[str]:
         return []
 
 
+@pytest.mark.integration
 def test_sigterm_stops_the_build_writes_records_and_exits_130(tmp_path: Path) -> None:
     recipe = write_recipe(tmp_path, "stall")
     source = tmp_path / "src"
@@ -194,6 +199,7 @@ def test_sigterm_stops_the_build_writes_records_and_exits_130(tmp_path: Path) ->
     assert survivors == []
 
 
+@pytest.mark.integration
 def test_second_build_on_the_same_tree_exits_2_naming_the_pid(tmp_path: Path) -> None:
     recipe = write_recipe(tmp_path, "stall")
     source = tmp_path / "src"
@@ -212,6 +218,7 @@ def test_second_build_on_the_same_tree_exits_2_naming_the_pid(tmp_path: Path) ->
         first.wait(timeout=20)
 
 
+@pytest.mark.integration
 def test_report_latest_renders_the_last_run(tmp_path: Path) -> None:
     env = base_env(tmp_path)
     source = tmp_path / "src"
@@ -249,6 +256,7 @@ def local_remote(tmp: Path, commits: dict[str, dict[str, str]]) -> Path:
     return remote
 
 
+@pytest.mark.integration
 def test_a_decisive_non_retryable_failure_stops_the_build_at_once(tmp_path: Path) -> None:
     proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "unsupported_then_drain")))
     assert proc.returncode == 4, proc.stderr

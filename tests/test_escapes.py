@@ -64,6 +64,7 @@ def test_the_display_filters_on_a_terminal_and_relays_every_byte_elsewhere() -> 
     assert b"\x1b" not in pipe.getvalue()  # off a terminal every escape goes (PlainRelay)
 
 
+@pytest.mark.integration
 def test_a_real_build_on_a_real_terminal_cannot_set_the_clipboard_and_its_log_keeps_it(tmp_path: Path) -> None:
     from test_e2e_ladder import ROCMBUILD, base_env
 

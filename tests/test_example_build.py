@@ -72,6 +72,7 @@ def test_import_needs_the_load_time_path(hipvec_gfx90a: ExampleTree) -> None:
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_link_fails_without_library_path(example_tree: Callable[[str], ExampleTree]) -> None:
     tree = example_tree("nolink")
     env = tree.env("gfx90a", link_path=False, load_path=False)
@@ -88,6 +89,7 @@ def test_link_fails_without_library_path(example_tree: Callable[[str], ExampleTr
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_stale_build_keeps_old_arch_until_cleaned(example_tree: Callable[[str], ExampleTree]) -> None:
     tree = example_tree("stale")
     tree.full_build("gfx908")
@@ -115,6 +117,7 @@ def test_stale_build_keeps_old_arch_until_cleaned(example_tree: Callable[[str], 
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_multi_arch_build_lists_both(hipvec_multi: ExampleTree) -> None:
     tree = hipvec_multi
     code, output = tree.verify(tree.env("gfx90a;gfx908"))

@@ -49,6 +49,7 @@ def source(tmp_path: Path) -> Path:
     return tree
 
 
+@pytest.mark.integration
 def test_real_link_failure_is_diagnosed_fixed_and_verified(tmp_path: Path, source: Path) -> None:
     code, err, summary = run_example(tmp_path, source, "gfx90a", "run")
     assert code == 0, err
@@ -65,6 +66,7 @@ def test_real_link_failure_is_diagnosed_fixed_and_verified(tmp_path: Path, sourc
     assert "built for gfx90a" in (tmp_path / "run" / "attempt-2.log").read_text()
 
 
+@pytest.mark.integration
 def test_stale_objects_for_another_arch_are_caught_and_cleaned(tmp_path: Path, source: Path) -> None:
     code, err, _ = run_example(tmp_path, source, "gfx908", "run1")
     assert code == 0, err
@@ -81,6 +83,7 @@ def test_stale_objects_for_another_arch_are_caught_and_cleaned(tmp_path: Path, s
     assert summary["attempts"][-1]["diagnosis"] is None
 
 
+@pytest.mark.integration
 def test_gfx942_stops_in_preflight_naming_compiler_and_rocm_versions(tmp_path: Path, source: Path) -> None:
     code, err, summary = run_example(tmp_path, source, "gfx942", "run")
     assert code == 4, err
@@ -92,6 +95,7 @@ def test_gfx942_stops_in_preflight_naming_compiler_and_rocm_versions(tmp_path: P
     assert not (source / "build").exists(), "nothing was built"
 
 
+@pytest.mark.integration
 def test_doctor_json_reports_the_toolchain(tmp_path: Path) -> None:
     proc = subprocess.run([ROCMBUILD, "doctor", "--json", "--arch", "gfx90a"], env=env_for(tmp_path),
                           capture_output=True, text=True, timeout=120)

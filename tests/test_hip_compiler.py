@@ -156,6 +156,7 @@ def _preflight(run_dir: Path, name: str) -> dict[str, Any]:
 
 @pytest.mark.clang19
 @pytest.mark.hip
+@pytest.mark.integration
 def test_gfx942_for_real_cmake4_failure_cured_and_code_objects_verified(
         tmp_path: Path, source: Path, device_libs: str) -> None:
     env = env_for(tmp_path, HIP_DEVICE_LIB_PATH=device_libs)
@@ -183,6 +184,7 @@ def test_gfx942_for_real_cmake4_failure_cured_and_code_objects_verified(
 
 @pytest.mark.clang19
 @pytest.mark.hip
+@pytest.mark.integration
 def test_a_recipe_that_builds_gfx90a_when_gfx942_was_asked_is_an_arch_mismatch(
         tmp_path: Path, source: Path, device_libs: str) -> None:
     text = RECIPE.read_text().replace('name = "example-cmake"', 'name = "wrong-arch"')
@@ -204,6 +206,7 @@ def test_a_recipe_that_builds_gfx90a_when_gfx942_was_asked_is_an_arch_mismatch(
 
 @pytest.mark.clang19
 @pytest.mark.hip
+@pytest.mark.integration
 def test_a_stale_gfx90a_build_dir_then_gfx942_is_caught_and_cleaned(
         tmp_path: Path, source: Path, device_libs: str) -> None:
     env = env_for(tmp_path, HIP_DEVICE_LIB_PATH=device_libs, HIPCXX=CLANG, CMAKE_POLICY_VERSION_MINIMUM="3.5")
@@ -220,6 +223,7 @@ def test_a_stale_gfx90a_build_dir_then_gfx942_is_caught_and_cleaned(
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_hipcc_52_alone_is_still_refused_for_gfx942_with_the_clang_route_in_the_advice(
         tmp_path: Path, source: Path) -> None:
     code, err, summary = run_cmake_example(tmp_path, source, "gfx942", "run")
@@ -233,6 +237,7 @@ def test_hipcc_52_alone_is_still_refused_for_gfx942_with_the_clang_route_in_the_
 
 @pytest.mark.clang19
 @pytest.mark.hip
+@pytest.mark.integration
 def test_clang19_without_gfx942_device_library_is_toolchain_missing_in_preflight(
         tmp_path: Path, source: Path) -> None:
     debian = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"   # Debian 12's: no oclc_isa_version_942.bc
@@ -249,6 +254,7 @@ def test_clang19_without_gfx942_device_library_is_toolchain_missing_in_preflight
 
 @pytest.mark.clang19
 @pytest.mark.hip
+@pytest.mark.integration
 def test_preflight_probe_follows_the_clang_and_hip_device_lib_path(device_libs: str) -> None:
     compiler = hipcompiler.resolve(CLANG, {"PATH": "/usr/bin"}, "/usr/bin/hipcc")
     assert compiler is not None and compiler.llvm_bin == LLVM19
@@ -273,6 +279,7 @@ def _doctor(tmp: Path, **extra: str) -> tuple[int, dict[str, Any]]:
 
 @pytest.mark.clang19
 @pytest.mark.hip
+@pytest.mark.integration
 def test_doctor_gfx942_passes_with_clang19_and_fails_with_hipcc52(tmp_path: Path, device_libs: str) -> None:
     code, report = _doctor(tmp_path, HIPCXX=CLANG, HIP_DEVICE_LIB_PATH=device_libs)
     assert code == 0, report["checks"]
@@ -290,6 +297,7 @@ def test_doctor_gfx942_passes_with_clang19_and_fails_with_hipcc52(tmp_path: Path
 
 @pytest.mark.clang19
 @pytest.mark.hip
+@pytest.mark.integration
 def test_plan_shows_the_compiler_its_llvm_and_the_device_libs(tmp_path: Path, source: Path, device_libs: str) -> None:
     env = env_for(tmp_path, HIP_DEVICE_LIB_PATH=device_libs)
     proc = subprocess.run([ROCMBUILD, "plan", str(RECIPE), "--arch", "gfx942", "--source", str(source),
@@ -342,6 +350,7 @@ def test_device_library_and_cmake4_shapes_are_diagnosed_with_their_own_advice() 
     assert "CMAKE_POLICY_VERSION_MINIMUM=3.5" in next_steps(found.summary_json())
 
 
+@pytest.mark.integration
 def test_doctor_reports_a_broken_hipcxx_as_a_failed_check(tmp_path: Path) -> None:
     code, report = _doctor(tmp_path, HIPCXX=str(tmp_path / "clang++-gone"))
     assert code == 1
@@ -352,6 +361,7 @@ def test_doctor_reports_a_broken_hipcxx_as_a_failed_check(tmp_path: Path) -> Non
 
 @pytest.mark.clang19
 @pytest.mark.hip
+@pytest.mark.integration
 def test_unset_hip_device_lib_path_defaults_to_the_make_toolchain_dir_on_debian(
         tmp_path: Path, source: Path, device_libs: str) -> None:
     cache = str(Path(device_libs).parents[2])           # the XDG_CACHE_HOME the fixture built it in

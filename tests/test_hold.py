@@ -72,6 +72,7 @@ def tmpfs(tmp_path: Path) -> Iterator[Any]:
 # -- item 2: SIGHUP ------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_sighup_finishes_the_records_stops_the_build_and_exits_130(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
     build = (f"{PY} -c 'import os,time; open(\"{pidfile}\",\"w\").write(str(os.getpid()));"
@@ -95,6 +96,7 @@ def test_sighup_finishes_the_records_stops_the_build_and_exits_130(tmp_path: Pat
 # -- item 5: a reader going away ---------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_a_reader_going_away_never_stops_the_build(tmp_path: Path) -> None:
     done = tmp_path / "done"
     build = (f"{PY} -c 'import time\nfor i in range(3000): print(\"line\", i, flush=True)\n"
@@ -111,6 +113,7 @@ def test_a_reader_going_away_never_stops_the_build(tmp_path: Path) -> None:
 # -- item 4: one build per tree ----------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_two_builds_in_one_tree_with_different_state_dirs_do_not_run_at_once(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
     build = f"{PY} -c 'import os,time; open(\"{pidfile}\",\"w\").write(str(os.getpid())); time.sleep(30)'"
@@ -135,6 +138,7 @@ def test_two_builds_in_one_tree_with_different_state_dirs_do_not_run_at_once(tmp
 # -- item 6: filesystem errors -------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_a_full_run_dir_is_exit_2_before_the_run_starts(tmp_path: Path, tmpfs: Any) -> None:
     full = tmpfs("full")
     with open(full / "filler", "wb") as f, pytest.raises(OSError):
@@ -147,6 +151,7 @@ def test_a_full_run_dir_is_exit_2_before_the_run_starts(tmp_path: Path, tmpfs: A
     assert "cannot write the run directory" in proc.stderr and "Traceback" not in proc.stderr
 
 
+@pytest.mark.integration
 def test_a_run_dir_filling_up_during_the_build_is_disk_full(tmp_path: Path, tmpfs: Any) -> None:
     tmpfs("small")
     build = f"{PY} -c 'import sys\nfor i in range(40000): print(\"x\" * 60, i, flush=i % 100 == 0)'"
@@ -159,6 +164,7 @@ def test_a_run_dir_filling_up_during_the_build_is_disk_full(tmp_path: Path, tmpf
 
 
 @pytest.mark.parametrize("which", ["run dir", "state dir"])
+@pytest.mark.integration
 def test_read_only_run_or_state_dir_is_exit_2(tmp_path: Path, tmpfs: Any, which: str) -> None:
     ro = tmpfs("ro", "size=1M,ro")
     env = base_env(tmp_path)
@@ -190,6 +196,7 @@ def test_bad_recipes_are_refused_at_load(tmp_path: Path, body: str, key: str) ->
     assert not (tmp_path / "run").exists()
 
 
+@pytest.mark.integration
 def test_non_utf8_recipe_and_too_long_names_are_usage_errors(tmp_path: Path) -> None:
     path = tmp_path / "latin1.toml"
     path.write_bytes('name = "caf\xe9"\n[steps]\nbuild = ["true"]\n'.encode("latin-1"))
@@ -227,6 +234,7 @@ def test_a_step_that_cannot_start_never_runs_rocmbuild_code_in_the_child(tmp_pat
     assert "Traceback" not in log and "rocmbuild:" not in log.replace("==> rocmbuild:", "")
 
 
+@pytest.mark.integration
 def test_closed_stdout_and_stderr_never_stop_the_build(tmp_path: Path) -> None:
     command = " ".join(map(repr, argv(tmp_path, recipe(tmp_path, "echo built"))))
     proc = subprocess.run(["bash", "-c", f"{command} >&- 2>&-; echo \"status=$?\""], env=base_env(tmp_path),

@@ -155,6 +155,7 @@ def test_launcher_env_leaves_the_callers_launcher_and_spaces_alone(tmp_path: Pat
 
 
 @pytest.mark.parametrize("cache", ["--no-cache", pytest.param("cache", marks=needs_ccache)])
+@pytest.mark.integration
 def test_a_real_run_limits_a_nested_build_to_its_jobs(tmp_path: Path, cache: str) -> None:
     """rocmbuild --jobs 2: the recipe's nested makes (-j8 twice) go through $CMAKE_CXX_COMPILER_LAUNCHER,
     the launcher rocmbuild installed (limit-only with --no-cache, limit + ccache otherwise)."""
@@ -215,6 +216,7 @@ def test_a_run_dir_that_cannot_hold_the_slots_runs_without_the_limit(tmp_path: P
     assert slots.finish(time.time())["limit"] is None
 
 
+@pytest.mark.integration
 def test_an_unwritable_user_cache_dir_runs_the_build_without_the_limit_and_says_so(tmp_path: Path) -> None:
     """--no-cache writes nothing but the launcher shim to the user cache dir: when that cannot be written
     (XDG_CACHE_HOME a file, read-only, full) the build still runs, without the limit, with a warning;

@@ -41,6 +41,12 @@ def module_name(path: Path, package: Path) -> str:
 
 
 @functools.cache
+def source_tree(path: Path) -> ast.Module:
+    """A module's whole syntax tree, parsed once a session (four tests walk every module)."""
+    return ast.parse(path.read_text(encoding="utf-8"))
+
+
+@functools.cache
 def parsed(path: Path) -> ast.Module:
     """A module's syntax tree without its ``if TYPE_CHECKING:`` blocks (for the type checker only), parsed once."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
@@ -202,7 +208,7 @@ def wide_signatures(package: Path, limit: int = MAX_PARAMETERS) -> dict[str, int
     as ``path:name`` -> how many."""
     found = {}
     for path in sorted(package.rglob("*.py")):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for node in ast.walk(source_tree(path)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and parameter_count(node) > limit:
                 found[f"{path.relative_to(package)}:{node.name}"] = parameter_count(node)
     return found
@@ -309,7 +315,7 @@ def any_uses(root: Path) -> dict[str, int]:
     """Per module under ``root``: how many times the name ``Any`` is used (``Any``, ``typing.Any``)."""
     found: dict[str, int] = {}
     for path in sorted(root.rglob("*.py")):
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+        tree = source_tree(path)
         count = sum(1 for node in ast.walk(tree) if (isinstance(node, ast.Name) and node.id == "Any")
                     or (isinstance(node, ast.Attribute) and node.attr == "Any"))
         if count:

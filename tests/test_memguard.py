@@ -96,6 +96,7 @@ def test_resume_the_oldest_when_memory_is_back_or_nothing_else_runs() -> None:
     assert alone is not None and alone.pid == 3, "never all paused: with nothing running, one goes on"
 
 
+@pytest.mark.integration
 def test_real_jobs_are_paused_and_resumed_and_all_finish(tmp_path: Path) -> None:
     jobs, size_mb = 4, 150
     # Reserve: what is available now minus 350 MB, so the jobs (600 MB together) would eat into it.

@@ -106,6 +106,7 @@ def _example(tmp: Path, source: Path, run: str, url: str) -> subprocess.Complete
 
 @pytest.mark.hip
 @pytest.mark.browser
+@pytest.mark.integration
 def test_the_morning_after_a_failed_then_cured_night(tmp_path: Path, receiver: Any) -> None:  # noqa: F811
     port, received = receiver
     url = f"json://127.0.0.1:{port}/night"
@@ -175,6 +176,7 @@ build = ["for i in 1 2 3 4 5 6; do echo \\"[$i/6] Building CXX object part$i.o\\
 
 
 @pytest.mark.browser
+@pytest.mark.integration
 def test_samples_follow_a_build_s_progress_and_the_page_draws_it(tmp_path: Path) -> None:
     from tests.test_e2e_ladder import base_env
 

@@ -97,6 +97,7 @@ def test_a_json_webhook_gets_the_outcome_decisive_line_and_next_step(tmp_path: P
     assert summary["notify"]["command"] == "json://<redacted>"
 
 
+@pytest.mark.integration
 def test_a_webhook_that_never_answers_is_cut_off_and_changes_nothing(tmp_path: Path, silent_port: int,
                                                                      probes_once: Any,
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
@@ -112,6 +113,7 @@ def test_a_webhook_that_never_answers_is_cut_off_and_changes_nothing(tmp_path: P
     assert "notification to json://<redacted> timed out after 2s" in proc.stderr
 
 
+@pytest.mark.integration
 def test_a_notify_that_floods_stdout_is_bounded_in_memory_and_time(tmp_path: Path) -> None:
     env = base_env(tmp_path, ROCMBUILD_NOTIFY_TIMEOUT="3s")
     argv = [ROCMBUILD, str(write_recipe(tmp_path, "ok")), "--source", str(tmp_path), "--run-dir",
@@ -132,6 +134,7 @@ def test_a_notify_that_floods_stdout_is_bounded_in_memory_and_time(tmp_path: Pat
     assert summary["notify"]["timed_out"] is True and len(summary["notify"]["output"]) <= 2000
 
 
+@pytest.mark.integration
 def test_a_daemon_holding_the_pipe_is_not_waited_for_and_exit_0_is_success(
         tmp_path: Path, probes_once: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     started = time.monotonic()
@@ -147,6 +150,7 @@ def test_a_daemon_holding_the_pipe_is_not_waited_for_and_exit_0_is_success(
     assert not any("47.5" in (p.info["cmdline"] or []) for p in psutil.process_iter(["cmdline"]))
 
 
+@pytest.mark.integration
 def test_sigint_during_notify_keeps_the_build_exit_code_and_ends_the_notify(tmp_path: Path) -> None:
     marker = tmp_path / "notify-started"
     argv = [ROCMBUILD, str(write_recipe(tmp_path, "ok")), "--source", str(tmp_path), "--run-dir",

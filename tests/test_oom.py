@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import psutil
+import pytest
 
 from rocmbuild.loop.jobsizing import MemoryEvidence, evidence, memory_related, next_jobs, size_jobs
 from rocmbuild.process.kernlog import (
@@ -87,6 +88,7 @@ def test_kills_of_the_builds_pids_in_its_window_merged_per_pid() -> None:
     assert find_oom_kills(log, pids={1}, memcgs={"/"}, since=0, until=200) == [], "the root cgroup matches nothing"
 
 
+@pytest.mark.integration
 def test_the_reader_on_a_real_file_and_a_real_fifo(tmp_path: Path) -> None:
     records = f"6,1,1000000,-;boot\n3,2,120000000,-;{GLOBAL}\n SUBSYSTEM=x\n3,3,121000000,-;{REAPED}"
     log = tmp_path / "kmsg"
@@ -208,6 +210,7 @@ sys.exit(1)
 """
 
 
+@pytest.mark.integration
 def test_a_real_run_confirms_the_kill_and_sizes_the_next_attempt_from_the_peak(tmp_path: Path) -> None:
     """A compile job that really holds 100 MB is SIGKILLed; the kernel log (a real kmsg-format file)
     names it: the attempt says "confirmed" with victim, PID and RSS, and attempt 2's MAX_JOBS comes
@@ -246,6 +249,7 @@ def test_a_real_run_confirms_the_kill_and_sizes_the_next_attempt_from_the_peak(t
     assert checked and checked[0]["pid"] == oom["pid"]
 
 
+@pytest.mark.integration
 def test_a_kill_that_was_no_oom_is_unconfirmed(tmp_path: Path) -> None:
     """The same "Killed", but the kernel log has no OOM kill of the build: unconfirmed, not guessed."""
     kmsg = tmp_path / "kmsg"

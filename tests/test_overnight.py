@@ -26,6 +26,7 @@ open(os.environ["OUT"], "w").write(json.dumps({{"outcome": s["outcome"], "env": 
 os.environ["ROCMBUILD_EXIT_CODE"], os.environ["ROCMBUILD_RUN_DIR"]]}}))'"""
 
 
+@pytest.mark.integration
 def test_notify_gets_summary_on_stdin_and_outcome_in_env(tmp_path: Path) -> None:
     out = tmp_path / "notified.json"
     env = base_env(tmp_path, OUT=str(out))
@@ -53,6 +54,7 @@ def test_a_failing_notify_is_recorded_and_never_changes_the_exit_code(tmp_path: 
     assert "--notify command exited with 7" in proc.stderr
 
 
+@pytest.mark.integration
 def test_a_hanging_notify_is_killed_at_its_time_limit(tmp_path: Path, probes_once: Any,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     started = time.monotonic()
@@ -104,6 +106,7 @@ def detached(tmp_path: Path, *extra: str, recipe_text: str = SLOW_RECIPE) -> tup
     return pid, run_dir, term.pid
 
 
+@pytest.mark.integration
 def test_detach_survives_the_terminal_closing_and_report_shows_progress(tmp_path: Path) -> None:
     pid, run_dir, terminal_session = detached(tmp_path)
     proc = psutil.Process(pid)
@@ -127,6 +130,7 @@ def test_detach_survives_the_terminal_closing_and_report_shows_progress(tmp_path
     assert "rocmbuild: slow" in (run_dir / "console.log").read_text(), "the end-of-run table went to console.log"
 
 
+@pytest.mark.integration
 def test_report_on_a_killed_run_says_resume(tmp_path: Path) -> None:
     pid, run_dir, _ = detached(tmp_path)
     deadline = time.monotonic() + 20
@@ -232,6 +236,7 @@ build = ["{python} build.py"]
 """
 
 
+@pytest.mark.integration
 def test_resume_continues_a_killed_run_with_its_remedies_and_numbering(tmp_path: Path) -> None:
     src = tmp_path / "src"
     (src / "lib").mkdir(parents=True)
@@ -270,6 +275,7 @@ def test_resume_continues_a_killed_run_with_its_remedies_and_numbering(tmp_path:
     assert "Traceback" not in again.stderr
 
 
+@pytest.mark.integration
 def test_resume_refuses_a_running_run_and_a_directory_that_is_no_run(tmp_path: Path) -> None:
     pid, run_dir, _ = detached(tmp_path)
     running = subprocess.run([ROCMBUILD, "resume", str(run_dir)], env=base_env(tmp_path), capture_output=True,
@@ -297,6 +303,7 @@ print("[20/20] Linking HIP shared module _C.so")
 """
 
 
+@pytest.mark.integration
 def test_report_diff_against_the_last_good_run(tmp_path: Path, probes_once: Any,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     src = tmp_path / "src"

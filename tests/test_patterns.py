@@ -123,6 +123,7 @@ def test_diagnose_with_a_slow_user_signature_returns(tmp_path: Path) -> None:
     assert proc.returncode == 1, proc.stderr  # not recognised, but answered
 
 
+@pytest.mark.integration
 def test_build_with_a_slow_user_signature_ends_within_its_budget(tmp_path: Path) -> None:
     """A build printing the evil line for a while under a slow user pattern still obeys --budget."""
     src = tmp_path / "src"

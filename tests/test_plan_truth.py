@@ -39,6 +39,7 @@ def recipe_file(tmp: Path, text: str) -> Path:
 # --- item 4: plan runs the no-build checks and exits like the run -------------------------------
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_plan_exits_4_like_the_run_when_the_compiler_rejects_the_arch(tmp_path: Path) -> None:
     recipe = str(write_recipe(tmp_path, "ok"))
     plan = cli(tmp_path, "plan", recipe, "--source", str(tmp_path), "--arch", "gfx942")
@@ -54,6 +55,7 @@ def test_plan_exits_4_like_the_run_when_the_compiler_rejects_the_arch(tmp_path: 
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_every_missing_library_in_one_install_line_plan_and_run(tmp_path: Path) -> None:
     text = write_recipe(tmp_path, "ok").read_text() + '[preflight]\nlibraries = ["rocblas", "hipblas", "MIOpen"]\n'
     recipe = str(recipe_file(tmp_path, text))
@@ -81,6 +83,7 @@ def test_a_cpu_torch_refusal_names_the_command_that_builds_rocm_torch() -> None:
                    "`rocmbuild torch vllm --arch gfx942`)"
 
 
+@pytest.mark.integration
 def test_build_and_plan_refuse_a_missing_requires_alike_naming_the_exact_command(tmp_path: Path) -> None:
     """On this host torch is not installed: `rocmbuild vllm` and `plan vllm` both exit 2 with the command."""
     for args in (["vllm"], ["plan", "vllm"]):
@@ -122,6 +125,7 @@ python_modules = ["rbfakemod"]
 
 @pytest.mark.hip
 @pytest.mark.parametrize(("installed", "exit_code"), [("rbfakemod", 0), ("rbothermod", 4)])
+@pytest.mark.integration
 def test_modules_a_prepare_step_installs_are_checked_after_it(tmp_path: Path, installed: str,
                                                               exit_code: int) -> None:
     site = tmp_path / "site"
@@ -148,6 +152,7 @@ def test_a_bare_budget_exits_2_suggesting_hours(tmp_path: Path) -> None:
     assert "has no unit" in proc.stderr and "--budget 8h" in proc.stderr
 
 
+@pytest.mark.integration
 def test_plan_shows_budget_attempts_and_stall_timeout(tmp_path: Path) -> None:
     args = ["plan", str(write_recipe(tmp_path, "ok")), "--source", str(tmp_path), "--arch", "gfx90a",
             "--skip-preflight", "--budget", "8h", "--max-attempts", "4", "--stall-timeout", "45m"]
@@ -169,6 +174,7 @@ def _check_run_keys(summary: dict[str, Any]) -> None:
     assert summary["todo"] and summary["stop_reason"]
 
 
+@pytest.mark.integration
 def test_summary_and_json_line_carry_the_run_keys(tmp_path: Path) -> None:
     proc = cli(tmp_path, str(write_recipe(tmp_path, "import_missing")), "--source", str(tmp_path), "--arch", "gfx90a",
                "--run-dir", str(tmp_path / "run"), "--skip-preflight", "--no-cache", "--json")
@@ -182,6 +188,7 @@ def test_summary_and_json_line_carry_the_run_keys(tmp_path: Path) -> None:
     assert summary["preflight"] == [], "--skip-preflight: no checks ran"
 
 
+@pytest.mark.integration
 def test_a_successful_run_says_there_is_nothing_to_do(tmp_path: Path) -> None:
     proc = cli(tmp_path, str(write_recipe(tmp_path, "ok")), "--source", str(tmp_path), "--arch", "gfx90a",
                "--run-dir", str(tmp_path / "run"), "--skip-preflight", "--no-cache", "--json")

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from rocmbuild.records.provenance import downloaded_urls, parse_submodule_status, redact_url
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
@@ -53,6 +55,7 @@ def test_submodule_status_parsing() -> None:
                                            "third_party/ck": "8d4d15112f17ac879da0f5207e70e6e2f881c836"}
 
 
+@pytest.mark.integration
 def test_each_attempt_records_its_provenance(tmp_path: Path) -> None:
     """A real run: versions asked of the build's own tools, URLs from its log, no credential in any record."""
     script = tmp_path / "build.sh"

@@ -104,6 +104,7 @@ def test_wheel_hint_names_the_missing_wheel_package() -> None:
 
 @pytest.mark.hip
 @pytest.mark.timeout(360)  # four real builds, the --force one from a clean tree
+@pytest.mark.integration
 def test_second_run_is_up_to_date_and_arch_change_or_force_rebuilds(tmp_path: Path, source: Path) -> None:
     common = ["example", "--source", str(source)]
     code, err, first, _ = rocmbuild(tmp_path, *common, "--arch", "gfx90a", "--run-dir", str(tmp_path / "r1"))
@@ -136,6 +137,7 @@ def test_second_run_is_up_to_date_and_arch_change_or_force_rebuilds(tmp_path: Pa
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_changed_source_or_missing_artifacts_rebuild(tmp_path: Path, source: Path) -> None:
     common = ["example", "--source", str(source), "--arch", "gfx90a"]
     code, err, _, _ = rocmbuild(tmp_path, *common, "--run-dir", str(tmp_path / "r1"))
@@ -155,6 +157,7 @@ def test_changed_source_or_missing_artifacts_rebuild(tmp_path: Path, source: Pat
 # --- item 2: verified wheels for other nodes -------------------------------------
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_wheel_dir_leaves_a_verified_wheel_that_installs_and_imports_elsewhere(tmp_path: Path,
                                                                                source: Path) -> None:
     build_bin = fresh_venv(tmp_path / "buildenv", "setuptools", "wheel")
@@ -245,6 +248,7 @@ def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return fresh_venv(tmp_path_factory.mktemp("bare") / "venv")
 
 
+@pytest.mark.integration
 def test_requires_from_lets_the_vllm_plan_past_its_torch_requirement(tmp_path: Path, bare_venv: Path) -> None:
     rocm = host_rocm()
     wheelhouse = tmp_path / "wheelhouse"
@@ -291,6 +295,7 @@ build = ["python3 -c 'import torch; print(\\"built against torch\\", torch.__ver
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_build_installs_torch_from_the_wheelhouse_then_checks_it(tmp_path: Path) -> None:
     rocm = host_rocm()
     build_bin = fresh_venv(tmp_path / "buildenv")
@@ -321,6 +326,7 @@ def test_build_installs_torch_from_the_wheelhouse_then_checks_it(tmp_path: Path)
 
 # --- item 4: doctor reports the fleet settings ------------------------------------
 
+@pytest.mark.integration
 def test_doctor_reports_wheel_dir_requires_from_and_cache_remote(tmp_path: Path) -> None:
     wheelhouse = tmp_path / "wheelhouse"
     stand_in_torch(wheelhouse, "6.2.41134-0", "2.5.1+rocm6.2")
@@ -365,6 +371,7 @@ def test_recipe_wheel_step_is_validated_and_defaults_to_pip_wheel(tmp_path: Path
         parse_recipe(bad, tmp_path / "bad.toml")
 
 
+@pytest.mark.integration
 def test_requires_from_credentials_never_reach_the_console(tmp_path: Path, bare_venv: Path,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     from rocmbuild.provisioning.requirements import shown

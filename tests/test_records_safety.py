@@ -28,6 +28,7 @@ def test_url_credentials_and_secret_names_are_redacted() -> None:
         "env": {"HF_TOKEN": "<redacted>", "PATH": "/bin"}, "l": ["ftp://<redacted>@h"]}
 
 
+@pytest.mark.integration
 def test_no_secret_reaches_any_record_and_records_are_private(tmp_path: Path) -> None:
     recipe = tmp_path / "leak.toml"
     recipe.write_text(f"""
@@ -84,6 +85,7 @@ def test_repro_quotes_names_paths_and_comments(tmp_path: Path) -> None:
         assert not line.startswith(("touch", "rm ")), line
 
 
+@pytest.mark.integration
 def test_a_builds_events_are_on_disk_once_its_first_attempt_runs(tmp_path: Path) -> None:
     """The step sees run.started and attempt.started in events.jsonl (written when its process started),
     stamped before the step itself started."""
@@ -112,6 +114,7 @@ build = ["sleep 1; date +%s.%N > {tmp_path / 'started.txt'}; cat {run / 'events.
         assert datetime.fromisoformat(event["timestamp"].replace("Z", "+00:00")).timestamp() < started
 
 
+@pytest.mark.integration
 def test_a_secret_value_the_build_prints_never_reaches_summary_or_events(tmp_path: Path) -> None:
     """The build echoes $MY_API_TOKEN next to its failure: the diagnosis's line and context carry it."""
     recipe = tmp_path / "echo.toml"

@@ -29,6 +29,7 @@ def host_only_so() -> Path:
 
 
 @pytest.mark.hip
+@pytest.mark.integration
 def test_after_a_clean_fixes_an_arch_mismatch_no_stale_warning_stays(
         hipvec_multi: ExampleTree, hipvec_gfx90a: ExampleTree, tmp_path: Path) -> None:
     src = tmp_path / "src"

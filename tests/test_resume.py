@@ -101,7 +101,9 @@ def kill_tree(pid: int) -> None:
     psutil.wait_procs([proc, *tree], timeout=10)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+# SIGINT is `make test`'s smoke test of resume; the other two signals run in the integration tier.
+@pytest.mark.parametrize("sig", [signal.SIGINT, pytest.param(signal.SIGTERM, marks=pytest.mark.integration),
+                                 pytest.param(signal.SIGHUP, marks=pytest.mark.integration)], ids=lambda s: s.name)
 def test_an_interrupt_is_not_a_failure_and_resume_continues_the_same_run(tmp_path: Path,
                                                                          sig: signal.Signals) -> None:
     setup_tree(tmp_path)
@@ -142,6 +144,7 @@ def test_an_interrupt_is_not_a_failure_and_resume_continues_the_same_run(tmp_pat
     assert [(r["outcome"], r["attempts"]) for r in rows] == [("succeeded", 2)], "one run, one history entry"
 
 
+@pytest.mark.integration
 def test_resume_keeps_the_runs_budget(tmp_path: Path) -> None:
     """--budget is the run's: a resume gets what the run had left, not the budget again (nor none)."""
     setup_tree(tmp_path, parts=60)
@@ -160,6 +163,7 @@ def test_resume_keeps_the_runs_budget(tmp_path: Path) -> None:
     assert elapsed < 30, f"resume ran {elapsed:.0f}s of an 8s budget"
 
 
+@pytest.mark.integration
 def test_resume_of_a_wheel_dir_run_keeps_the_wheel_step(tmp_path: Path) -> None:
     setup_tree(tmp_path, parts=12, extra=f'wheel = ["{sys.executable} mkwheel.py"]')
     (tmp_path / "src" / "mkwheel.py").write_text(
@@ -180,6 +184,7 @@ def test_resume_of_a_wheel_dir_run_keeps_the_wheel_step(tmp_path: Path) -> None:
     assert "wheel.verified" in event_names(run_dir)
 
 
+@pytest.mark.integration
 def test_detach_json_is_one_document_and_a_refused_detach_exits_with_the_runs_code(tmp_path: Path) -> None:
     setup_tree(tmp_path, parts=30)
     first = subprocess.run([ROCMBUILD, str(tmp_path / "parts.toml"), "--source", str(tmp_path / "src"), "--run-dir",

@@ -9,6 +9,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import psutil
+import pytest
 
 from rocmbuild.process import command
 from rocmbuild.records.runfacts import FACTS_FILE, collect_facts, save_facts, start_facts
@@ -45,6 +46,7 @@ def test_the_file_matches_asking_in_line(tmp_path: Path) -> None:
     assert facts["tools"]["cmake"] == "cmake version 9.9" and facts["hip_compiler"]["version"] == "hipcc version 9.9"
 
 
+@pytest.mark.integration
 def test_a_run_killed_mid_attempt_keeps_its_facts(tmp_path: Path) -> None:
     pid, run_dir, _ = detached(tmp_path)
     deadline = time.monotonic() + 30

@@ -69,6 +69,7 @@ def test_a_tmpfs_mounted_inside_a_clean_path_is_not_entered(tmp_path: Path) -> N
         subprocess.run(["umount", "-l", str(mnt)], check=False)
 
 
+@pytest.mark.integration
 def test_a_writer_swapping_the_clean_path_between_dir_and_symlink_never_gets_outside(tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -134,6 +135,7 @@ def test_errors_become_refusals_not_exceptions(tmp_path: Path) -> None:
     assert any(r.startswith("build/locked/f (") for r in refused), refused
 
 
+@pytest.mark.integration
 def test_a_clean_build_through_the_cli_records_the_refusal_and_spares_the_mount(
         bind_mounted: tuple[Path, Path]) -> None:
     import json

@@ -108,6 +108,7 @@ def test_build_isolation_refused_with_the_fixed_step() -> None:
 
 # --- the real interpreter: a fresh venv with stand-in torch wheels --------------------------
 
+@pytest.mark.integration
 def test_probe_reads_a_stand_in_torch_in_a_fresh_venv(build_venv: Path, tmp_path: Path) -> None:
     pip_install(build_venv, torch_wheel(tmp_path, "2.5.1+rocm6.2", "6.2.41133-dd7f95766", ["gfx90a", "gfx942"]),
                 build_wheel(tmp_path, "torchvision", "0.20.1", {"torchvision/__init__.py": ""}))
@@ -135,6 +136,7 @@ def torch_recipe(tmp_path: Path, build: str) -> Path:
     return recipe
 
 
+@pytest.mark.integration
 def test_preflight_refuses_a_torch_built_for_another_rocm(build_venv: Path, tmp_path: Path) -> None:
     """The host's ROCm is Debian's 5.2; the stand-in torch says HIP 6.2: exit 4 with the exact install line."""
     pip_install(build_venv, torch_wheel(tmp_path, "2.5.1+rocm6.2", "6.2.41133-dd7f95766", ["gfx90a", "gfx908"]))
@@ -145,6 +147,7 @@ def test_preflight_refuses_a_torch_built_for_another_rocm(build_venv: Path, tmp_
             "--index-url https://download.pytorch.org/whl/rocm5.2") in proc.stderr
 
 
+@pytest.mark.integration
 def test_preflight_passes_a_matching_torch_and_refuses_missing_archs(build_venv: Path, tmp_path: Path) -> None:
     pip_install(build_venv, torch_wheel(tmp_path, "2.1.0+rocm5.2", "5.2.21151-afdc89f8", ["gfx90a"]))
     recipe = torch_recipe(tmp_path, "python3 setup.py build_ext")
@@ -157,6 +160,7 @@ def test_preflight_passes_a_matching_torch_and_refuses_missing_archs(build_venv:
     assert "torch arch list: torch 2.1.0+rocm5.2 has kernels for gfx90a; not for gfx908" in missing.stderr
 
 
+@pytest.mark.integration
 def test_preflight_refuses_setup_py_develop_under_setuptools_80(build_venv: Path, tmp_path: Path) -> None:
     pip_install(build_venv, torch_wheel(tmp_path, "2.1.0+rocm5.2", "5.2.21151-afdc89f8", ["gfx90a"]))
     recipe = torch_recipe(tmp_path, "python3 setup.py develop")
@@ -174,6 +178,7 @@ def test_preflight_refuses_setup_py_develop_under_setuptools_80(build_venv: Path
                        check=False, capture_output=True, timeout=300)
 
 
+@pytest.mark.integration
 def test_preflight_refuses_pip_install_dot_with_isolation(build_venv: Path, tmp_path: Path) -> None:
     pip_install(build_venv, torch_wheel(tmp_path, "2.1.0+rocm5.2", "5.2.21151-afdc89f8", ["gfx90a"]))
     proc = plan(torch_recipe(tmp_path, "python3 -m pip install -v ."), build_venv, tmp_path, "--arch", "gfx90a")

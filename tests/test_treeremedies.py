@@ -117,6 +117,7 @@ def test_a_sync_command_that_fails_makes_the_remedy_not_apply(tmp_path: Path) ->
     assert not missing.applied and missing.detail == "git is not installed"
 
 
+@pytest.mark.integration
 def test_stale_submodule_is_cured_end_to_end(tmp_path: Path, probes_once: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The build's own `git submodule update` fails; rocmbuild syncs the URLs and the retry succeeds."""
     clone, sha = stale_submodule_tree(tmp_path)

@@ -29,6 +29,7 @@ CASES = dict(attacks.cases())
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.integration
 def test_attack_holds(name: str, tmp_path: Path) -> None:
     held, detail = CASES[name](tmp_path)
     assert held, f"{name}: {detail}"

@@ -78,6 +78,7 @@ NOWHERE = "/usr/bin/ld: cannot find -lrocmbuild_nowhere: No such file or directo
 
 @pytest.mark.parametrize(("line", "signature", "exit_code"), [(HEADER, "rocm-component-header-missing", 4),
                                                                 (NOWHERE, "ld-cannot-find-library", 1)])
+@pytest.mark.integration
 def test_real_run_stops_at_the_decisive_line_whatever_keeps_running(tmp_path: Path, line: str, signature: str,
                                                                       exit_code: int) -> None:
     script = tmp_path / "build.sh"

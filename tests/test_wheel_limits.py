@@ -167,6 +167,7 @@ def test_a_manifest_of_the_wrong_shape_is_refused_before_the_build(tmp_path: Pat
     assert (wheels / "manifest.json").read_bytes() == BAD_MANIFESTS[shape], "left as it was"
 
 
+@pytest.mark.integration
 def test_a_manifest_broken_during_the_build_fails_the_wheel_step_with_a_clear_error(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
@@ -179,6 +180,7 @@ def test_a_manifest_broken_during_the_build_fails_the_wheel_step_with_a_clear_er
     assert not (wheels / made.name).exists()
 
 
+@pytest.mark.integration
 def test_another_recipes_wheel_of_the_same_name_is_never_replaced(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
@@ -198,6 +200,7 @@ def test_another_recipes_wheel_of_the_same_name_is_never_replaced(tmp_path: Path
     assert kept.read_bytes() == mine.read_bytes() and str(kept) in detail
 
 
+@pytest.mark.integration
 def test_an_unlisted_wheel_of_the_same_name_is_replaced_only_by_the_same_bytes(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
@@ -217,6 +220,7 @@ def test_an_unlisted_wheel_of_the_same_name_is_replaced_only_by_the_same_bytes(t
 # --- limits and containment in the wheel step ----------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_the_budget_holds_in_the_wheel_step(tmp_path: Path) -> None:
     marker = f"{uuid.uuid4().int % 10**6}.5"
     r = recipe(tmp_path, wheel=f"sleep {marker}")
@@ -236,6 +240,7 @@ def _daemon_wheel_step(tmp: Path, marker: str) -> Path:
     return recipe(tmp, wheel=f'setsid sleep {marker} & cp {mine} "$WHEEL_DIR"/')
 
 
+@pytest.mark.integration
 def test_a_daemon_the_wheel_step_starts_is_ended(tmp_path: Path) -> None:
     marker = f"{uuid.uuid4().int % 10**6}.25"
     try:
@@ -301,6 +306,7 @@ def bare_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("kind", ["silent", "trickle"])
+@pytest.mark.integration
 def test_the_budget_holds_in_requires_from_against_a_hostile_index(tmp_path: Path, bare_venv: Path,
                                                                    kind: str) -> None:
     built = tmp_path / "built"
@@ -319,6 +325,7 @@ def test_the_budget_holds_in_requires_from_against_a_hostile_index(tmp_path: Pat
 # --- without cgroups -----------------------------------------------------------------------------------
 
 
+@pytest.mark.integration
 def test_without_cgroups_the_run_says_so_and_daemons_are_still_ended(tmp_path: Path) -> None:
     """Five runs in a mount namespace without cgroups, daemons left by the build and the wheel steps."""
     for i in range(5):
@@ -338,6 +345,7 @@ def test_without_cgroups_the_run_says_so_and_daemons_are_still_ended(tmp_path: P
         (tmp_path / "w" / mine.name).unlink()
 
 
+@pytest.mark.integration
 def test_without_cgroups_a_sigkilled_run_still_ends_its_daemons(tmp_path: Path) -> None:
     marker = f"atk-{uuid.uuid4().hex[:10]}"
     r = recipe(tmp_path, build=f"{sys.executable} {CHILDREN / 'escapers.py'} {marker} stay")
@@ -358,6 +366,7 @@ def test_without_cgroups_a_sigkilled_run_still_ends_its_daemons(tmp_path: Path) 
         kill_with(marker)
 
 
+@pytest.mark.integration
 def test_doctor_says_a_broken_manifest_would_be_refused_instead_of_crashing(tmp_path: Path) -> None:
     wheels = tmp_path / "wheels"
     wheels.mkdir()
