@@ -593,3 +593,59 @@ def test_hipsycl_undefined_references_are_not_the_hip_runtime_missing() -> None:
     assert got.category != "missing_library", got
     hip = run("main.cpp:(.text+0x1f): undefined reference to `hipMalloc'")
     assert hip.category == "missing_library"
+
+
+# ----------------------------------------------------------------------- round 5 (the misses of b15/b16)
+
+@pytest.mark.parametrize(("log", "category", "signature", "line"), [
+    # HIP hip_runtime.h's #error for wave64 on a wave32-only arch (ginkgo-project/ginkgo#1429, ROCm/hipamd#59,
+    # llvm/llvm-project#89332)
+    ("[ 12%] Building HIP object kernels/CMakeFiles/k.dir/reduce.hip.o\nIn file included from src/reduce.hip:2:\n"
+     "/opt/rocm-6.0.2/include/hip/hip_runtime.h:41:2: error: HIP is not supported on the specified GPU ARCH with "
+     "wavefront size 64\n   41 | #error HIP is not supported on the specified GPU ARCH with wavefront size 64\n"
+     "      |  ^\n1 error generated when compiling for gfx1100.",
+     "unsupported_arch", "hip-wave64-unsupported-arch", 3),
+    # ... as releases up to ROCm 5.4 worded it
+    ("/opt/rocm-5.4.1/include/hip/hip_runtime.h:41:2: error: HIP is not supported on GFX10 with wavefront size 64",
+     "unsupported_arch", "hip-wave64-unsupported-arch", 1),
+    # HIPCC hipBin_amd.h's probe, then the clang it derived from an unset ROCM_PATH (ROCm/HIPCC#103)
+    ("Hip Clang Compiler not found\nHIP version: 6.1.0\nsh: line 1: llvm/bin/clang++: No such file or directory\n"
+     "failed to execute:llvm/bin/clang++ --driver-mode=g++ -O3 --version",
+     "toolchain_missing", "hipcc-clang-not-found", 1),
+    # MIOpen wants a composable_kernel device instance the installed CK was not built with
+    # (ROCm/pytorch#2893, ROCm/composable_kernel#3523)
+    ("Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+     "ImportError: /opt/rocm/lib/libMIOpen.so.1: undefined symbol: "
+     "_ZN2ck16tensor_operation6device8instance40add_device_conv2d_fwd_xdl_nhwc_f32_instancesERSt6vectorIiSaIiEE",
+     "abi_mismatch", "undefined-symbol-rocm-runtime-skew", 3),
+])
+def test_round_five_families(log: str, category: str, signature: str, line: int) -> None:
+    got = run(log)
+    assert (got.category, got.signature, got.line) == (category, signature, line), got
+
+
+def test_the_wave64_error_names_the_arch_and_is_not_retried() -> None:
+    got = run("/usr/include/hip/hip_runtime.h:41:2: error: HIP is not supported on the specified GPU ARCH with "
+              "wavefront size 64\n1 warning and 1 error generated when compiling for gfx1030.")
+    assert (got.category, got.fields.get("arch"), got.retryable) == ("unsupported_arch", "gfx1030", False)
+
+
+def test_clangs_wave64_warning_is_not_the_runtimes_refusal() -> None:
+    # clang's own -Wunsupported-wave64 warning (llvm/llvm-project#140185) does not stop a build
+    got = run("clang++: warning: wavefront size 64 is not supported by HIP runtime on AMD GPU architecture gfx10 "
+              "and above [-Wunsupported-wave64]")
+    assert got.category == "unknown", got
+
+
+def test_hipccs_probe_alone_is_only_a_medium_guess() -> None:
+    # chipStar's hipcc printed the probe's line while compiling went on (CHIP-SPV/chipStar#308): without
+    # hipcc then failing to run its clang the line is weak, and a specific failure elsewhere wins
+    weak = run("Hip Clang Compiler not found\n[ 50%] Linking CXX executable add")
+    assert (weak.category, weak.confidence) == ("toolchain_missing", "medium"), weak
+    other = run("Hip Clang Compiler not found\n/usr/bin/ld: cannot find -lrocblas: No such file or directory")
+    assert other.category == "missing_library", other
+
+
+def test_a_ck_like_namespace_of_a_users_own_is_not_rocm_skew() -> None:
+    got = run("ImportError: /x/libapp.so: undefined symbol: _ZN2ck4util3logEv")
+    assert got.signature != "undefined-symbol-rocm-runtime-skew", got
