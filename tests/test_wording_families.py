@@ -649,3 +649,88 @@ def test_hipccs_probe_alone_is_only_a_medium_guess() -> None:
 def test_a_ck_like_namespace_of_a_users_own_is_not_rocm_skew() -> None:
     got = run("ImportError: /x/libapp.so: undefined symbol: _ZN2ck4util3logEv")
     assert got.signature != "undefined-symbol-rocm-runtime-skew", got
+
+
+# ----------------------------------------------------------------------- round 6 (the misses of b17)
+
+@pytest.mark.parametrize(("log", "category", "signature", "line"), [
+    # GNU ld's "cannot find %s" for a library named by its path: a sanitizer runtime the driver adds and the
+    # distro did not package (rocm-arch/rocm-arch#576, llvm/llvm-project#59919, offa/keygen#71)
+    ("$ hipcc -fsanitize=address -o t t.hip\n"
+     "/usr/bin/ld: cannot find /opt/rocm/llvm/lib/clang/17/lib/linux/libclang_rt.asan_cxx-x86_64.a: "
+     "No such file or directory\nclang: error: linker command failed with exit code 1 (use -v to see invocation)",
+     "missing_library", "ld-cannot-find-library", 2),
+    # ... and lld's "cannot open %s" for the same
+    ("ld.lld: error: cannot open /usr/lib/clang/18/lib/x86_64-unknown-linux-gnu/libclang_rt.ubsan.a: "
+     "No such file or directory",
+     "missing_library", "ld-cannot-find-library", 1),
+    # a shared library wanting a version node the library found in its place lacks
+    # (pytorch/builder#1270, smartbitcoin/MyROCm#1)
+    ("g++ smoke.cpp -L/opt/libtorch/lib -ltorch -o smoke\n"
+     "/usr/bin/ld: /opt/libtorch/lib/libamd_comgr.so.2: undefined reference to `tigetstr@NCURSES6_TINFO_5.0.19991023'\n"
+     "/usr/bin/ld: /opt/libtorch/lib/libamd_comgr.so.2: undefined reference to `tputs@NCURSES6_TINFO_5.0.19991023'\n"
+     "collect2: error: ld returned 1 exit status",
+     "abi_mismatch", "ld-dso-versioned-symbol-undefined", 2),
+    # dnf's MarkingErrors for python3- packages a distro does not carry
+    # (ROCm/rocBLAS#1519, rpm-software-management/mock#1251, konflux-ci/rpm-lockfile-prototype#23)
+    ("Package cmake-3.26.5-2.el9.x86_64 is already installed.\nNo match for argument: python3-msgpack\n"
+     "Error: Unable to find a match: python3-msgpack",
+     "missing_python_dependency", "distro-python-package-not-found", 3),
+    # pip's get_requires_for_build_wheel hook failing, the paste cut inside its traceback
+    # (Dao-AILab/flash-attention#1421, SarahWeiii/diso#13, SHI-Labs/NATTEN#243)
+    ("Collecting causal-conv1d\n  Installing build dependencies ... done\n"
+     "  Getting requirements to build wheel ... error\n  error: subprocess-exited-with-error\n\n"
+     "  × Getting requirements to build wheel did not run successfully.\n  │ exit code: 1\n"
+     "  ╰─> [18 lines of output]\n      Traceback (most recent call last):\n"
+     "        File \"/venv/lib/python3.12/site-packages/pip/_vendor/pyproject_hooks/_in_process/_in_process.py\", "
+     "line 389, in <module>\n          main()",
+     "missing_python_dependency", "pip-get-requires-hook-failed", 3),
+])
+def test_round_six_families(log: str, category: str, signature: str, line: int) -> None:
+    got = run(log)
+    assert (got.category, got.signature, got.line) == (category, signature, line), got
+
+
+def test_a_versioned_path_under_opt_rocm_is_left_to_the_stale_cache_readings() -> None:
+    got = run("/usr/bin/ld: cannot find /opt/rocm-5.7.1/lib/libamdhip64.so.5: No such file or directory")
+    assert got.signature != "ld-cannot-find-library", got
+
+
+def test_a_missing_needed_library_outranks_its_versioned_references() -> None:
+    # ld found no libhsa-runtime64 at all: the library is missing, the versioned references follow from it
+    got = run("/usr/bin/ld: warning: libhsa-runtime64.so.1, needed by /opt/rocm/lib/libamdhip64.so, not found "
+              "(try using -rpath or -rpath-link)\n"
+              "/usr/bin/ld: /opt/rocm/lib/libamdhip64.so: undefined reference to `hsa_init@ROCR_1'")
+    assert (got.category, got.signature) == ("missing_library", "ld-needed-by-not-found"), got
+
+
+def test_glibcs_own_version_nodes_are_not_read_as_library_skew() -> None:
+    got = run("/usr/bin/ld: /opt/x/libbar.so: undefined reference to `fcntl64@GLIBC_2.28'")
+    assert got.signature != "ld-dso-versioned-symbol-undefined", got
+
+
+@pytest.mark.parametrize("packages", ["rocm-hip-sdk", "python3-devel", "python3-wheel rocblas-devel"])
+def test_dnf_missing_non_module_packages_stay_unread(packages: str) -> None:
+    got = run(f"Error: Unable to find a match: {packages}")
+    assert got.signature != "distro-python-package-not-found", got
+
+
+def test_the_get_requires_guess_is_medium_and_gives_way_to_the_hooks_own_error() -> None:
+    head = "  Getting requirements to build wheel ... error\n  error: subprocess-exited-with-error\n" \
+           "      Traceback (most recent call last):\n        File \"setup.py\", line 9, in <module>\n"
+    cut = run(head)
+    assert (cut.category, cut.confidence) == ("missing_python_dependency", "medium"), cut
+    other = run(head + "      RuntimeError: this package does not build on Windows")
+    assert other.signature != "pip-get-requires-hook-failed", other
+
+
+def test_a_build_trees_own_targets_file_is_not_a_missing_rocm() -> None:
+    # a super-build configured a project before building the one it finds (ROCm/TheRock's build-order bugs):
+    # the requested file is a build tree's export, not an installed ROCm package
+    built = run("CMake Error at /w/build/math-libs/rocrand/build/rocrand-config.cmake:16 (include):\n"
+                "  include could not find requested file:\n\n"
+                "    /w/build/math-libs/rocrand/build/rocrand-targets.cmake")
+    assert built.signature != "cmake-rocm-package-file-missing", built
+    installed = run("CMake Error at /opt/rocm/lib/cmake/hip/hip-config.cmake:180 (include):\n"
+                    "  include could not find requested file:\n\n    /opt/rocm/lib/cmake/hip/hip-targets.cmake")
+    assert (installed.category, installed.signature) == ("toolchain_missing", "cmake-rocm-package-file-missing")
