@@ -12,13 +12,17 @@ import os
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
-from inprocess import CliRun, build, isolate, run_cli
+from inprocess import CliRun, PipeAttempts, build, isolate, run_cli
 
+from rocmbuild.commands import app, resumestate
+from rocmbuild.process.attempt import AttemptHooks, AttemptRequest
+from rocmbuild.process.runner import AttemptOutcome
 from tests.test_e2e_ladder import ROCMBUILD, base_env, rocmbuild, write_recipe
 
 NOTIFY_SCRIPT = f"""{sys.executable} -c 'import json, os, sys; s = json.load(sys.stdin); \
@@ -348,3 +352,47 @@ def test_templates_mask_numbers_paths_and_hex() -> None:
     assert template("[12/40] Building /src/a/kernel_12.hip.o at 0xdeadbeef") == \
         template("[13/41] Building /other/b/kernel_9.hip.o at 0x1234")
     assert new_lines(["[1/2] ok", "weird thing 7", "weird thing 8"], ["[5/9] ok"]) == ["weird thing 7"]
+
+
+@dataclass
+class _EndsWith(PipeAttempts):
+    """An attempt runner that ends the command from inside an attempt with ``exc``, as a Ctrl-C or a
+    bug deep in the session would."""
+
+    exc: BaseException = field(default_factory=KeyboardInterrupt)
+
+    def __call__(self, request: AttemptRequest, hooks: AttemptHooks) -> AttemptOutcome:
+        raise self.exc
+
+
+@pytest.mark.parametrize("exc, outcome, code", [(KeyboardInterrupt(), "interrupted", 130),
+                                                (RuntimeError("boom"), "failed", 70)],
+                         ids=["interrupt", "bug"])
+def test_a_resume_that_ends_abruptly_records_how_and_still_notifies(
+        tmp_path: Path, probes_once: Any, monkeypatch: pytest.MonkeyPatch, exc: BaseException, outcome: str,
+        code: int) -> None:
+    # A run interrupted in its first attempt: resumable; its --notify was sent (a build notifies whatever ends it).
+    isolate(monkeypatch, tmp_path)
+    (tmp_path / "src").mkdir()
+    notified = tmp_path / "notified.txt"
+    first = run_cli(monkeypatch, [str(write_recipe(tmp_path, "ok")), "--source", str(tmp_path / "src"),
+                                  "--run-dir", str(tmp_path / "run"), "--arch", "gfx90a", "--skip-preflight",
+                                  "--no-cache", "--notify", f"cat > {notified}"], tmp_path / "run",
+                    attempts=_EndsWith(exc=KeyboardInterrupt()))
+    assert first.returncode == 130 and first.summary["outcome"] == "interrupted", first.stderr
+    assert notified.is_file()
+    notified.unlink()
+    # Its resume ends the same abrupt way: the record says how, and the run's --notify is still sent.
+    # In process, the interrupted run's writer is this test's own process: it stands for one that exited.
+    real_live_state = resumestate.live_state
+    monkeypatch.setattr(resumestate, "live_state", lambda *args: replace(real_live_state(*args), alive=False))
+    monkeypatch.setattr(app, "DEFAULT_SERVICES", replace(app.DEFAULT_SERVICES, attempt=_EndsWith(exc=exc)))
+    again = run_cli(monkeypatch, ["resume", str(tmp_path / "run")], tmp_path / "run")
+    assert again.returncode == code, again.stderr
+    summary = again.summary
+    assert summary["outcome"] == outcome and summary["exit_code"] == code
+    assert summary["todo"], "what to do next is never left empty"
+    events = [json.loads(line) for line in (tmp_path / "run" / "events.jsonl").read_text().splitlines()]
+    assert [e["outcome"] for e in events if e["event"] == "run.finished"][-1] == outcome
+    assert "containment" in summary, "this session's containment is recorded, as a build's is"
+    assert notified.is_file() and json.loads(notified.read_text())["outcome"] == outcome

@@ -358,18 +358,23 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         try:
             return _run_recorded(plan, options, ctx.with_cache(cache), rec, base_plan, facts)
         except BaseException as exc:
-            # Whatever ends the run here, the record says it ended (and how) instead of "running".
-            outcome, code = _outcome_of(exc)
             _wait_for_facts(facts, rec)
-            reason = f"{type(exc).__name__}: {exc}"
-            rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
-            rec.end(outcome, code, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
-                    else resume_command(run_dir) if outcome == Outcome.INTERRUPTED
-                    else "see the crash log named on the console and report it")
-            rec.write_summary()
+            record_abrupt_end(rec, exc)
             raise
         finally:
             rec.close()
+
+
+def record_abrupt_end(rec: RunRecorder, exc: BaseException) -> None:
+    """Whatever exception ends a run (a build's or a resumed one's), the record says it ended, and how,
+    instead of "running": its outcome and exit code, the exception as the reason, and what to do."""
+    outcome, code = _outcome_of(exc)
+    reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
+    rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
+    rec.end(outcome, code, reason, exc.todo if isinstance(exc, RocmbuildError) and exc.todo
+            else resume_command(rec.run_dir) if outcome == Outcome.INTERRUPTED
+            else "see the crash log named on the console and report it")
+    rec.write_summary()
 
 
 def cache_for(plan: BuildPlan, options: BuildOptions, services: Services) -> tuple[BuildPlan, CompilerCache | None]:
@@ -416,7 +421,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
               rocm=plan.rocm_root, rocm_version=plan.rocm_version, jobs=plan.jobs, jobs_reason=plan.jobs_reason,
               env=plan.env_set, options={k: str(v) for k, v in vars(options).items()},
               cache=cache.describe() if cache is not None else None, pid=os.getpid())
-    _record_containment(rec, streams)
+    record_containment(rec, streams)
     for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
         rec.event("leftovers.stopped", **leftover)
         streams.err.write(f"rocmbuild: stopped {leftover['count']} process(es) left running in "
@@ -460,7 +465,7 @@ def _run_recorded(plan: BuildPlan, options: BuildOptions, ctx: RunContext, rec: 
     return finish_run(rec, outcome, reason, options, streams, facts)
 
 
-def _record_containment(rec: RunRecorder, streams: Streams) -> None:
+def record_containment(rec: RunRecorder, streams: Streams) -> None:
     """How this run's steps are contained, in summary.json's ``containment``; said on the console when
     it is not a cgroup (without one a daemon is found through the subreaper and the step's sessions)."""
     how = containment.mode()

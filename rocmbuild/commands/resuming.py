@@ -27,8 +27,7 @@ from rocmbuild.commands.resumestate import (
 )
 from rocmbuild.commands.schedjob import job_identity
 from rocmbuild.diagnosis.catalogue import load_catalogue
-from rocmbuild.diagnosis.nextstep import resume_command
-from rocmbuild.errors import ExitCode, Outcome, UsageError
+from rocmbuild.errors import Outcome, UsageError
 from rocmbuild.host.trust import check_trusted
 from rocmbuild.loop.context import RunContext
 from rocmbuild.loop.session import BuildSession
@@ -78,59 +77,62 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Streams, s
                          todo="start a new run (with a higher --max-attempts if the ladder was still going)")
     # --budget is the run's, not each session's: what the sessions before this one ran is spent.
     budget_left = max(0.0, options.budget_s - time_spent(events)) if options.budget_s else None
-    with app.source_locked(base_plan.source):
-        plan, cache = app.cache_for(base_plan, options, services)
-        plan = restored_plan(plan, last_plan_state(events))
-        rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
-                          resumed=replace(summary, attempts=tuple(attempts)),
-                          echo=streams.err if options.verbosity == "verbose" else None)
-        try:
-            rec.event("run.resumed", pid=os.getpid(), next_attempt=done + 1, env=plan.env_set, jobs=plan.jobs,
-                      killed_attempt=killed.number if killed else None, budget_left_s=budget_left,
-                      **job_identity(environ))
-            for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
-                rec.event("leftovers.stopped", **leftover)
-            streams.err.write(f"rocmbuild: resuming {run_dir} at attempt {done + 1} "
-                              f"(MAX_JOBS={plan.jobs}, remedies so far: "
-                              f"{', '.join(r for h in history for r in h.remedies) or 'none'})\n")
-            with runner.InterruptFlag() as interrupted:
-                ctx = RunContext.for_options(
-                    options, streams=streams, services=services, catalogue=load_catalogue(),
-                    interrupted=interrupted,
-                    deadline=services.clock() + budget_left if budget_left is not None else None)
-                ctx = ctx.with_cache(cache)
-                # The same limits and the same before/after comparison of the tree as a build's (app.py):
-                # the tree as this session finds it is what the fingerprint record must still match after.
-                stop = app.fingerprint_stop(ctx)
-                bounds = Bounds(ctx.deadline, ctx.limits.stall_timeout_s, ctx.interrupted)
-                try:
-                    before: fingerprint.Fingerprint | None = fingerprint.compute(base_plan, stop=stop)
-                except treehash.Stopped:
-                    before = None  # the session below stops at once for the same reason
-                # Stopped before its first attempt (during preflight): its checks are still due.
-                stopped = (run_preflight(plan, options, ctx, rec)
-                           if not attempts and not options.skip_preflight else None)
-                if stopped is not None:
-                    outcome, reason = stopped
-                else:
-                    session = BuildSession(plan, ctx, rec, history=tuple(history),
-                                           number_offset=done - len(history), uncounted=done - spent)
-                    outcome, _ = session.run()
-                    reason = session.state.reason
-                if outcome == Outcome.SUCCEEDED:  # the fingerprint, and the wheel step of a --wheel-dir run
-                    built = provision.Built(base_plan=base_plan, final_plan=session.state.plan, reason=reason,
-                                            before=before)
-                    outcome, reason = provision.after_success(built, options, rec, streams, stop=stop, bounds=bounds)
-                # Inside the flag: a second signal (a job script forwarding the scheduler's) cannot cut it.
-                _, code = app.finish_run(rec, outcome, reason, options, streams)
-        except KeyboardInterrupt:
-            rec.event("run.finished", outcome=Outcome.INTERRUPTED, exit_code=int(ExitCode.INTERRUPTED),
-                      reason="interrupted")
-            rec.end(Outcome.INTERRUPTED, int(ExitCode.INTERRUPTED), "interrupted", resume_command(run_dir))
-            rec.write_summary()
-            raise
-        finally:
-            rec.close()
-    if options.notify:
-        notify_console(run_notify(options.notify, run_dir, environ, options.notify_timeout_s), streams.err)
+    began = False  # from the recorder on, the run dir's records are written: --notify is due, whatever ends it
+    try:
+        with app.source_locked(base_plan.source):
+            plan, cache = app.cache_for(base_plan, options, services)
+            plan = restored_plan(plan, last_plan_state(events))
+            rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
+                              resumed=replace(summary, attempts=tuple(attempts)),
+                              echo=streams.err if options.verbosity == "verbose" else None)
+            began = True
+            try:
+                rec.event("run.resumed", pid=os.getpid(), next_attempt=done + 1, env=plan.env_set, jobs=plan.jobs,
+                          killed_attempt=killed.number if killed else None, budget_left_s=budget_left,
+                          **job_identity(environ))
+                app.record_containment(rec, streams)  # this session's containment, as a build records its own
+                for leftover in containment.end_leftovers(plan.source):  # a killed run's processes, still going
+                    rec.event("leftovers.stopped", **leftover)
+                streams.err.write(f"rocmbuild: resuming {run_dir} at attempt {done + 1} "
+                                  f"(MAX_JOBS={plan.jobs}, remedies so far: "
+                                  f"{', '.join(r for h in history for r in h.remedies) or 'none'})\n")
+                with runner.InterruptFlag() as interrupted:
+                    ctx = RunContext.for_options(
+                        options, streams=streams, services=services, catalogue=load_catalogue(),
+                        interrupted=interrupted,
+                        deadline=services.clock() + budget_left if budget_left is not None else None)
+                    ctx = ctx.with_cache(cache)
+                    # The same limits and the same before/after comparison of the tree as a build's (app.py):
+                    # the tree as this session finds it is what the fingerprint record must still match after.
+                    stop = app.fingerprint_stop(ctx)
+                    bounds = Bounds(ctx.deadline, ctx.limits.stall_timeout_s, ctx.interrupted)
+                    try:
+                        before: fingerprint.Fingerprint | None = fingerprint.compute(base_plan, stop=stop)
+                    except treehash.Stopped:
+                        before = None  # the session below stops at once for the same reason
+                    # Stopped before its first attempt (during preflight): its checks are still due.
+                    stopped = (run_preflight(plan, options, ctx, rec)
+                               if not attempts and not options.skip_preflight else None)
+                    if stopped is not None:
+                        outcome, reason = stopped
+                    else:
+                        session = BuildSession(plan, ctx, rec, history=tuple(history),
+                                               number_offset=done - len(history), uncounted=done - spent)
+                        outcome, _ = session.run()
+                        reason = session.state.reason
+                    if outcome == Outcome.SUCCEEDED:  # the fingerprint, and the wheel step of a --wheel-dir run
+                        built = provision.Built(base_plan=base_plan, final_plan=session.state.plan, reason=reason,
+                                                before=before)
+                        outcome, reason = provision.after_success(built, options, rec, streams, stop=stop,
+                                                                  bounds=bounds)
+                    # Inside the flag: a second signal (a job script forwarding the scheduler's) cannot cut it.
+                    _, code = app.finish_run(rec, outcome, reason, options, streams)
+            except BaseException as exc:  # an interrupt, a full disk, a bug: the record says how the run ended
+                app.record_abrupt_end(rec, exc)
+                raise
+            finally:
+                rec.close()
+    finally:
+        if began and options.notify:  # as after a build: also after an interrupt or an error
+            notify_console(run_notify(options.notify, run_dir, environ, options.notify_timeout_s), streams.err)
     return code
