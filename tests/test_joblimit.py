@@ -92,8 +92,13 @@ def run_launcher(shim: Path, slots: AttemptSlots, *argv: str, **kw: object) -> s
 def test_a_sigkilled_launcher_or_compiler_never_keeps_its_slot(tmp_path: Path) -> None:
     shim = install_launcher(None, directory=tmp_path / "bin")
     slots = AttemptSlots(tmp_path / "run", 1, 1)
-    holder = run_launcher(shim, slots, "sleep", "30", start_new_session=True)
-    time.sleep(0.5)
+    started = tmp_path / "holder-started"
+    # The launcher runs its compiler only once it holds the slot: the file says the slot is taken.
+    holder = run_launcher(shim, slots, "sh", "-c", f"touch {started}; exec sleep 30", start_new_session=True)
+    deadline = time.monotonic() + 30
+    while not started.exists():
+        assert time.monotonic() < deadline and holder.poll() is None, "the first compile never started"
+        time.sleep(0.02)
     waiter = run_launcher(shim, slots, "true")
     time.sleep(0.5)
     assert waiter.poll() is None, "limit 1: the second compile waits for the slot"

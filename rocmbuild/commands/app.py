@@ -367,7 +367,10 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
 
 def record_abrupt_end(rec: RunRecorder, exc: BaseException) -> None:
     """Whatever exception ends a run (a build's or a resumed one's), the record says it ended, and how,
-    instead of "running": its outcome and exit code, the exception as the reason, and what to do."""
+    instead of "running": its outcome and exit code, the exception as the reason, and what to do.
+    A run whose end is already recorded (the exception came while its summary was being shown) keeps it."""
+    if rec.journal.end.outcome != "running":
+        return
     outcome, code = _outcome_of(exc)
     reason = "interrupted" if isinstance(exc, KeyboardInterrupt) else f"{type(exc).__name__}: {exc}"
     rec.event("run.finished", outcome=outcome, exit_code=code, reason=reason)
