@@ -734,3 +734,21 @@ def test_a_build_trees_own_targets_file_is_not_a_missing_rocm() -> None:
     installed = run("CMake Error at /opt/rocm/lib/cmake/hip/hip-config.cmake:180 (include):\n"
                     "  include could not find requested file:\n\n    /opt/rocm/lib/cmake/hip/hip-targets.cmake")
     assert (installed.category, installed.signature) == ("toolchain_missing", "cmake-rocm-package-file-missing")
+
+
+# ---------------------------------------------------------------------- round 7 (the misses of b18)
+
+def test_findhips_fatal_error_is_a_hip_root_it_cannot_find() -> None:
+    # HIP's FindHIP.cmake: message(FATAL_ERROR "Specify HIP_ROOT_DIR") when bin/hipconfig is not found
+    # (rocm-arch/rocm-arch#878, ROCm/hipSOLVER#66, ROCm/hip#3019)
+    got = run("-- BUILD_WITH_COMPILER = HIP-CLANG\n"
+              "CMake Error at /opt/rocm/lib/cmake/hip/FindHIP.cmake:71 (message):\n"
+              "  Specify HIP_ROOT_DIR\n"
+              "Call Stack (most recent call first):\n  cmake/dependencies.cmake:44 (find_package)\n\n"
+              "-- Configuring incomplete, errors occurred!")
+    assert (got.category, got.signature, got.line) == ("toolchain_missing", "findhip-fatal", 2), got
+    assert got.fields.get("message") == "Specify HIP_ROOT_DIR"
+    # A project's own FindHIP.cmake failing to include HIP's is the include-file reading, not this one.
+    own = run("CMake Error at cmake/FindHIP.cmake:25 (include):\n  include could not find requested file:\n\n"
+              "    /opt/rocm/hip/cmake/FindHIP.cmake")
+    assert own.signature != "findhip-fatal", own
