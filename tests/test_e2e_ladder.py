@@ -91,6 +91,22 @@ def remedies(summary: dict[str, Any]) -> list[list[str]]:
     return [a["remedies"] for a in summary["attempts"]]
 
 
+def check_link_cured(proc: Any, summary: dict[str, Any], tmp_path: Path, lib: Path) -> None:
+    """The link scenario, cured on its second attempt by add_library_paths: the same checks whether the
+    command ran installed (here, the PTY engine) or in process (test_ladder_scenarios)."""
+    assert proc.returncode == 0, proc.stderr
+    assert len(summary["attempts"]) == 2 and summary["outcome"] == "succeeded"
+    assert diag(summary, 1)["category"] == "missing_library"
+    assert diag(summary, 1)["fields"]["library"] == "fakeblas"
+    assert "cannot find -lfakeblas" in diag(summary, 1)["text"]
+    assert remedies(summary) == [["add_library_paths"], []]
+    assert summary["attempts"][1]["env"]["LIBRARY_PATH"].startswith(str(lib))
+    assert json.loads(proc.stdout.splitlines()[-1]) == summary, "--json prints the summary object on stdout"
+    check_contract(summary, tmp_path)
+    log = (tmp_path / "run" / "attempt-1.log").read_bytes()
+    assert b"cannot find -lfakeblas" in log and b"[39/40]" in log
+
+
 def check_contract(summary: dict[str, Any], tmp: Path) -> None:
     assert set(summary) >= {"recipe", "source", "arch", "run_dir", "outcome", "exit_code", "attempts"}
     for attempt in summary["attempts"]:
@@ -111,17 +127,7 @@ def test_link_failure_until_library_path_reaches_the_library(tmp_path: Path) -> 
     lib.mkdir(parents=True)
     (lib / "libfakeblas.so").write_text("")
     proc, summary = rocmbuild(tmp_path, str(write_recipe(tmp_path, "link")))
-    assert proc.returncode == 0, proc.stderr
-    assert len(summary["attempts"]) == 2 and summary["outcome"] == "succeeded"
-    assert diag(summary, 1)["category"] == "missing_library"
-    assert diag(summary, 1)["fields"]["library"] == "fakeblas"
-    assert "cannot find -lfakeblas" in diag(summary, 1)["text"]
-    assert remedies(summary) == [["add_library_paths"], []]
-    assert summary["attempts"][1]["env"]["LIBRARY_PATH"].startswith(str(lib))
-    assert json.loads(proc.stdout.splitlines()[-1]) == summary, "--json prints the summary object on stdout"
-    check_contract(summary, tmp_path)
-    log = (tmp_path / "run" / "attempt-1.log").read_bytes()
-    assert b"cannot find -lfakeblas" in log and b"[39/40]" in log
+    check_link_cured(proc, summary, tmp_path, lib)
 
 
 @pytest.mark.integration

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 from inprocess import CliRun, build, isolate, run_cli
-from test_e2e_ladder import FAKE_GIT, check_contract, diag, local_remote, remedies, write_recipe
+from test_e2e_ladder import FAKE_GIT, check_link_cured, diag, local_remote, remedies, write_recipe
 
 pytestmark = pytest.mark.usefixtures("probes_once")
 
@@ -38,17 +38,7 @@ def test_link_failure_until_library_path_reaches_the_library(tmp_path: Path, mon
     lib.mkdir(parents=True)
     (lib / "libfakeblas.so").write_text("")
     proc, summary = rocmbuild(tmp_path, monkeypatch, str(write_recipe(tmp_path, "link")))
-    assert proc.returncode == 0, proc.stderr
-    assert len(summary["attempts"]) == 2 and summary["outcome"] == "succeeded"
-    assert diag(summary, 1)["category"] == "missing_library"
-    assert diag(summary, 1)["fields"]["library"] == "fakeblas"
-    assert "cannot find -lfakeblas" in diag(summary, 1)["text"]
-    assert remedies(summary) == [["add_library_paths"], []]
-    assert summary["attempts"][1]["env"]["LIBRARY_PATH"].startswith(str(lib))
-    assert json.loads(proc.stdout.splitlines()[-1]) == summary, "--json prints the summary object on stdout"
-    check_contract(summary, tmp_path)
-    log = (tmp_path / "run" / "attempt-1.log").read_bytes()
-    assert b"cannot find -lfakeblas" in log and b"[39/40]" in log
+    check_link_cured(proc, summary, tmp_path, lib)
     assert len(proc.attempts.requests) == 2, "each attempt went through Services.attempt"
 
 
