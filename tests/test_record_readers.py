@@ -231,7 +231,8 @@ def test_the_journal_reads_back_what_it_writes() -> None:
 
 
 @pytest.mark.parametrize("field, value", [("warnings", 5), ("containment", ["cgroup"]), ("outcome", "exploded"),
-                                          ("preflight", [{"check": "arch", "ok": True, "status": "maybe"}])])
+                                          ("preflight", [{"check": "arch", "ok": True, "status": "maybe"}]),
+                                          ("started", "yesterday")])
 def test_resume_refuses_a_journal_field_of_the_wrong_type(field: str, value: object, tmp_path: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
     run_dir = write_run(tmp_path / field, json.dumps({**GOOD, "outcome": "running", field: value}).encode())

@@ -60,7 +60,7 @@ from rocmbuild.provisioning.torchpin import keep_torch
 from rocmbuild.provisioning.wheels import check_wheel_dir
 from rocmbuild.records import detach
 from rocmbuild.records.attempts import AttemptRecord, iso_seconds
-from rocmbuild.records.journal import CheckEntry, Containment, Rocm
+from rocmbuild.records.journal import CheckEntry, Containment, Rocm, RunSummary
 from rocmbuild.records.notify import notify_console, run_notify
 from rocmbuild.records.recorder import RunRecorder, new_run_dir
 from rocmbuild.records.recordfile import read_events
@@ -343,12 +343,7 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         run_dir = new_run_dir(plan.recipe.name, options.run_dir, several)
         if run_dirs is not None:
             run_dirs.append(run_dir)
-        try:
-            rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
-                              echo=streams.err if options.verbosity == "verbose" else None)
-        except OSError as exc:
-            raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
-                             todo="free space there or make it writable, or pass --run-dir DIR") from None
+        rec = open_recorder(run_dir, plan, options, streams)
         if provided:  # what --requires-from installed for this recipe before its run
             rec.journal = replace(rec.journal, requires_from=tuple(provided))
         plan = keep_torch(plan, run_dir, ctx.services.run)  # pip in prepare/remedies cannot replace torch
@@ -364,6 +359,17 @@ def _build_one(plan: BuildPlan, options: BuildOptions, ctx: RunContext, several:
         finally:
             rec.close()
 
+
+
+def open_recorder(run_dir: Path, plan: BuildPlan, options: BuildOptions, streams: Streams,
+                  resumed: RunSummary | None = None) -> RunRecorder:
+    """The run's recorder (a new run, or ``resumed``'s); a run dir it cannot write is a usage error."""
+    try:
+        return RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs, resumed=resumed,
+                           echo=streams.err if options.verbosity == "verbose" else None)
+    except OSError as exc:
+        raise UsageError(f"cannot write the run directory {run_dir}", why=exc.strerror or str(exc),
+                         todo="free space there or make it writable, or pass --run-dir DIR") from None
 
 def record_abrupt_end(rec: RunRecorder, exc: BaseException) -> None:
     """Whatever exception ends a run (a build's or a resumed one's), the record says it ended, and how,

@@ -36,7 +36,7 @@ from rocmbuild.process import containment, runner
 from rocmbuild.process.sidestep import Bounds
 from rocmbuild.provisioning import fingerprint, provision, treehash
 from rocmbuild.records.notify import notify_console, run_notify
-from rocmbuild.records.recorder import RunRecorder, load_journal
+from rocmbuild.records.recorder import load_journal
 from rocmbuild.records.recordfile import as_object
 from rocmbuild.services import Services, Streams
 
@@ -82,9 +82,7 @@ def resume_run(run_dir_arg: str, environ: Mapping[str, str], streams: Streams, s
         with app.source_locked(base_plan.source):
             plan, cache = app.cache_for(base_plan, options, services)
             plan = restored_plan(plan, last_plan_state(events))
-            rec = RunRecorder(run_dir, plan.recipe.name, plan.source, plan.archs,
-                              resumed=replace(summary, attempts=tuple(attempts)),
-                              echo=streams.err if options.verbosity == "verbose" else None)
+            rec = app.open_recorder(run_dir, plan, options, streams, resumed=replace(summary, attempts=tuple(attempts)))
             began = True
             try:
                 rec.event("run.resumed", pid=os.getpid(), next_attempt=done + 1, env=plan.env_set, jobs=plan.jobs,

@@ -90,14 +90,6 @@ CATEGORIES: tuple[Category, ...] = get_args(Category)
 REMEDY_NAMES: tuple[RemedyName, ...] = get_args(RemedyName)
 
 
-def category_name(value: str) -> Category:
-    """``value`` as a ``Category`` (``ValueError`` for a name outside the closed set)."""
-    for name in CATEGORIES:
-        if value == name:
-            return name
-    raise ValueError(f"unknown category {value!r}")
-
-
 def known_remedies(values: Iterable[object]) -> tuple[RemedyName, ...]:
     """The names in ``values`` that are remedies, in order (a record from elsewhere may hold others)."""
     return tuple(name for value in values for name in REMEDY_NAMES if value == name)

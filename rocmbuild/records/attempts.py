@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Literal, get_args
 
 from rocmbuild.diagnosis.catalogue import RemedyName, remedy_names
 from rocmbuild.records.recordfile import (
@@ -34,16 +34,13 @@ EntryKind = Literal["attempt", "preflight", "killed"]
 # summary.json has always held, as closed types.
 AttemptEnd = Literal["exited", "stalled", "budget", "interrupted"]
 StepName = Literal["checkout", "prepare", "build", "verify", "preflight"]
-ATTEMPT_ENDS: tuple[AttemptEnd, ...] = ("exited", "stalled", "budget", "interrupted")
-STEP_NAMES: tuple[StepName, ...] = ("checkout", "prepare", "build", "verify", "preflight")
+ATTEMPT_ENDS: tuple[AttemptEnd, ...] = get_args(AttemptEnd)
+STEP_NAMES: tuple[StepName, ...] = get_args(StepName)
 
 
 def attempt_end(value: str) -> AttemptEnd:
     """``value`` as the closed type (anything else is a damaged record, or a runner bug)."""
-    for end in ATTEMPT_ENDS:
-        if value == end:
-            return end
-    raise ShapeError(f"ended is {value!r}")
+    return one_of(value, ATTEMPT_ENDS, "ended")
 
 
 def _remedies(names: list[str], where: str) -> tuple[RemedyName, ...]:

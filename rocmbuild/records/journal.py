@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal, Protocol
+from typing import Literal, Protocol, get_args
 
 from rocmbuild import __version__
 from rocmbuild.records.attempts import AttemptRecord
@@ -38,9 +38,8 @@ from rocmbuild.records.recordfile import (
 RunState = Literal["running", "succeeded", "up_to_date", "failed", "unrecognised", "not_retryable",
                    "budget_exhausted", "interrupted"]
 CheckStatus = Literal["ok", "warn", "fail"]
-CHECK_STATUSES: tuple[CheckStatus, ...] = ("ok", "warn", "fail")
-RUN_STATES: tuple[RunState, ...] = ("running", "succeeded", "up_to_date", "failed", "unrecognised",
-                                    "not_retryable", "budget_exhausted", "interrupted")
+CHECK_STATUSES: tuple[CheckStatus, ...] = get_args(CheckStatus)
+RUN_STATES: tuple[RunState, ...] = get_args(RunState)
 
 
 def now_iso() -> str:
@@ -148,6 +147,16 @@ class Wheels:
     def to_json(self) -> dict[str, object]:
         return {**self.result, **({"todo": self.todo} if self.todo is not None else {})}
 
+
+
+def _iso_time(value: str | None, what: str) -> str | None:
+    """A recorded time rocmbuild computes with (a run's duration from ``started``): ISO 8601 or a damaged record."""
+    if value is not None:
+        try:
+            datetime.fromisoformat(value)
+        except ValueError:
+            raise ShapeError(f"{what} is not an ISO time: {value!r}") from None
+    return value
 
 @dataclass(frozen=True)
 class RunEnd:
@@ -260,7 +269,7 @@ class RunSummary:
         return cls(
             recipe=opt_str(data.get("recipe"), "recipe") or "", source=opt_str(data.get("source"), "source") or "",
             arch=tuple(str_list(data.get("arch"), "arch")), run_dir=opt_str(data.get("run_dir"), "run_dir") or "",
-            started=opt_str(data.get("started"), "started"),
+            started=_iso_time(opt_str(data.get("started"), "started"), "started"),
             rocmbuild_version=opt_str(data.get("rocmbuild_version"), "rocmbuild_version"),
             attempts=tuple(AttemptRecord.from_json(a, index)
                            for index, a in enumerate(attempts if isinstance(attempts, list) else [], 1)),

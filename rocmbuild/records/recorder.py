@@ -24,7 +24,7 @@ from rocmbuild import paths
 from rocmbuild.errors import Outcome, UsageError
 from rocmbuild.records.eventlog import json_logger
 from rocmbuild.records.events import EventName
-from rocmbuild.records.journal import RunSummary, read_journal, run_state
+from rocmbuild.records.journal import RunEnd, RunSummary, read_journal, run_state
 from rocmbuild.records.recordfile import CorruptRecord, JSONObject, read_events, read_summary
 from rocmbuild.records.redact import redact, redact_value, secret_name, secret_values
 from rocmbuild.records.runindex import remember_run_dir
@@ -110,8 +110,7 @@ class RunRecorder:
             self.journal = RunSummary.begin(self.recipe, self.source, self.archs, self.run_dir)
         else:  # running again, with the plan's recipe, source and arch list (narrow_archs may have narrowed it)
             self.journal = replace(resumed, recipe=self.recipe, source=str(self.source), arch=tuple(self.archs),
-                                   run_dir=str(self.run_dir), end=replace(resumed.end, outcome="running",
-                                                                          exit_code=None))
+                                   run_dir=str(self.run_dir), end=RunEnd())  # the last session's end is over
         fd = os.open(self.run_dir / "events.jsonl", os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC,
                      PRIVATE_FILE)
         self._events_file = os.fdopen(fd, "a", encoding="utf-8")
