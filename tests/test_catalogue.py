@@ -75,12 +75,14 @@ def test_keywords_are_few_and_not_trivially_common() -> None:
         assert common not in BUNDLED.keywords
 
 
-def test_the_keywords_fit_three_scanner_automata() -> None:
-    # The scanner runs one Aho-Corasick automaton per AUTOMATON_KEYWORDS keywords over every byte; a fourth
-    # automaton cost a third more CPU on a clean 200 MB log (1.01 s vs 0.72 s, benchmarks/RESULTS.md). A new
-    # wording whose lines already hold a keyword (rror, undefined, not found) should ride on it.
+def test_the_keywords_fit_four_scanner_automata() -> None:
+    # The scanner runs one Aho-Corasick automaton per AUTOMATON_KEYWORDS keywords over every byte. Going from
+    # three full automata (144 keywords) to four of ~37 cost 11% on a clean 1 GB log (222 -> 197 MB/s) and
+    # nothing on the warning-heavy one (1.59x -> 2.10x grep -c -F): smaller automata scan faster
+    # (benchmarks/RESULTS.md). A fifth is not measured; a new wording whose lines already hold a keyword
+    # (rror, undefined, not found) should still ride on it.
     scanned = minimal_keywords(Classifier(BUNDLED).keywords)
-    assert len(scanned) <= 3 * AUTOMATON_KEYWORDS, len(scanned)
+    assert len(scanned) <= 4 * AUTOMATON_KEYWORDS, len(scanned)
 
 
 def test_priority_order() -> None:

@@ -752,3 +752,75 @@ def test_findhips_fatal_error_is_a_hip_root_it_cannot_find() -> None:
     own = run("CMake Error at cmake/FindHIP.cmake:25 (include):\n  include could not find requested file:\n\n"
               "    /opt/rocm/hip/cmake/FindHIP.cmake")
     assert own.signature != "findhip-fatal", own
+
+
+# --------------------------------------------- round 8 (families the full keyword budget had kept out)
+
+def test_debians_venv_without_ensurepip_is_a_missing_python_package() -> None:
+    # Debian's patch to venv (ROCm/rocBLAS#1389's Tensile virtualenv, microsoft/vcpkg#21912, pyenv/pyenv-installer#125):
+    # none of its lines holds 'rror', so it needed keywords of its own
+    got = run("/usr/bin/python3.10 -m venv /src/rocBLAS/build/virtualenv --system-site-packages --clear\n"
+              "The virtual environment was not created successfully because ensurepip is not\n"
+              "available.  On Debian/Ubuntu systems, you need to install the python3-venv\n"
+              "package using the following command.\n\n    apt install python3.10-venv\n\n"
+              "CMake Error at cmake/virtualenv.cmake:23 (message):\n  1\n")
+    assert (got.category, got.signature, got.line) == ("missing_python_dependency", "venv-ensurepip-unavailable", 2)
+
+
+@pytest.mark.parametrize(("line", "module"), [
+    ("E: Unable to locate package python3-PIL", "PIL"),          # zynthian/zynthian-sys#23
+    ("E: Unable to locate package python3-pyqt5,", "pyqt5"),     # makehumancommunity/makehuman#137
+    ("E: Unable to locate package python3.11-joblib", "joblib"),
+])
+def test_apt_without_a_python_package_is_a_missing_python_dependency(line: str, module: str) -> None:
+    got = run("Reading package lists...\nBuilding dependency tree...\n" + line)
+    assert (got.category, got.signature, got.line) == ("missing_python_dependency", "apt-python-package-not-found", 3)
+    assert got.fields.get("module") == module
+
+
+@pytest.mark.parametrize("line", ["E: Unable to locate package rocm-hip-sdk",
+                                  "E: Unable to locate package python3.7-dev",
+                                  "E: Unable to locate package python3-venv"])
+def test_apt_without_a_non_module_package_is_not_read_as_one(line: str) -> None:
+    assert run(line).signature != "apt-python-package-not-found"
+
+
+def test_a_download_cut_inside_urllib3s_error_catcher_is_a_medium_network_guess() -> None:
+    # pip's progress bar, then a traceback that stops inside the socket read (open-mmlab/mmdetection#1978,
+    # wileewang/TransPixeler#5): urllib3 wraps exactly a response's read errors in _error_catcher
+    urllib3 = "  File \"/env/lib/python3.10/site-packages/pip/_vendor/urllib3/response.py\""
+    frames = ("     |██      | 47.7MB 17kB/s eta 11:07:26ERROR: Exception:\nTraceback (most recent call last):\n"
+              f"{urllib3}, line 438, in _error_catcher\n"
+              "    yield\n"
+              f"{urllib3}, line 561, in read\n"
+              "    data = self._fp_read(amt) if not fp_closed else b\"\"\n"
+              "  File \"/env/lib/python3.10/socket.py\", line 717, in readinto\n    return self._sock.recv_into(b)\n")
+    cut = run(frames)
+    assert (cut.category, cut.signature, cut.confidence) == ("network", "pip-download-read-cut", "medium"), cut
+    # the whole traceback's own exception line is read on its own, at full strength
+    whole = run(frames + "pip._vendor.urllib3.exceptions.ReadTimeoutError: "
+                         "HTTPSConnectionPool(host='files.pythonhosted.org', port=443): Read timed out.")
+    assert (whole.category, whole.confidence) == ("network", "high"), whole
+    assert whole.signature != "pip-download-read-cut"
+
+
+@pytest.mark.parametrize(("command", "category", "signature", "field"), [
+    ("find_library", "missing_library", "cmake-find-library-required", "OpenCL"),  # rocm-arch/rocm-arch#306
+    ("find_program", "toolchain_missing", "cmake-find-program-required", "RPMBUILD_EXECUTABLE"),
+])
+def test_cmakes_required_find_failures_name_the_command(command: str, category: str, signature: str,
+                                                        field: str) -> None:
+    # cmFindBase.cxx since CMake 3.18 (nluhmann/BlastFrost#8, ScientificC/cmathl#40): the header names the command
+    got = run(f"-- Detecting CXX compile features - done\nCMake Error at CMakeLists.txt:28 ({command}):\n"
+              f"  Could not find {field} using the following names: libOpenCL.so\n\n\n"
+              "-- Configuring incomplete, errors occurred!")
+    assert (got.category, got.signature, got.line) == (category, signature, 2), got
+    assert got.fields.get("variable") == field
+
+
+def test_a_find_path_failure_is_left_unread() -> None:
+    # find_path/find_file print the same sentence ("... using the following files") for a header or a file:
+    # a missing header says nothing certain about which package is missing
+    got = run("CMake Error at CMakeLists.txt:12 (find_path):\n"
+              "  Could not find HIPRAND_INCLUDE using the following files: hiprand.h")
+    assert got.signature not in ("cmake-find-library-required", "cmake-find-program-required"), got
