@@ -824,3 +824,49 @@ def test_a_find_path_failure_is_left_unread() -> None:
     got = run("CMake Error at CMakeLists.txt:12 (find_path):\n"
               "  Could not find HIPRAND_INCLUDE using the following files: hiprand.h")
     assert got.signature not in ("cmake-find-library-required", "cmake-find-program-required"), got
+
+
+# Families from the tools' own wording that no batch had shown yet (each a tool's fixed text, 2+ threads)
+@pytest.mark.parametrize(("log", "category", "signature", "line"), [
+    # autoconf lang.m4 (libffi/libffi#244, dschanoeh/socketcand#23, shlevy/nix-exec#10)
+    ("checking whether the C compiler works... no\nconfigure: error: in `/src/libffi':\n"
+     "configure: error: C compiler cannot create executables\nSee `config.log' for more details",
+     "toolchain_missing", "autoconf-compiler-cannot-create-executables", 3),
+    # MSVC LNK1181/LNK1104 (ROCm/HIPIFY#1824, meistdan/hippie#2, nicehash/nheqminer#110)
+    ("  main.hip.obj\nLINK : fatal error LNK1181: cannot open input file 'hipblas.lib' [C:\\b\\app.vcxproj]",
+     "missing_library", "msvc-link-cannot-open-library", 2),
+    # setuptools spawn.py (NicolasHug/Surprise#49, benoitc/http-parser#30)
+    ("building 'ext._C' extension\nunable to execute 'x86_64-linux-gnu-gcc': No such file or directory\n"
+     "error: command 'x86_64-linux-gnu-gcc' failed with exit status 1",
+     "toolchain_missing", "distutils-compiler-missing", 2),
+    # sh/env (ROCm/legacy-rocm-build#3411, jbush001/NyuziProcessor#184)
+    ("[ 12%] Generating kernels\n/opt/rocm/bin/hipcc: line 2: perl: command not found\nmake[2]: *** [k.o] Error 127",
+     "toolchain_missing", "build-tool-not-found", 2),
+    ("ninja: job failed: python3 gen.py\n/usr/bin/env: 'python': No such file or directory",
+     "toolchain_missing", "build-tool-not-found", 2),
+    # cmGlobalGenerator.cxx (jbush001/NyuziProcessor#184, rolandshacks/Droid64#1)
+    ("CMake Error: CMake was unable to find a build program corresponding to \"Ninja\".  CMAKE_MAKE_PROGRAM is not "
+     "set.  You probably need to select a different build tool.\nCMake Error: CMAKE_C_COMPILER not set, after "
+     "EnableLanguage", "toolchain_missing", "cmake-build-program-missing", 1),
+    # MSVC C1083 for a ROCm component's header
+    ("C:\\src\\gemm.cpp(3): fatal error C1083: Cannot open include file: 'rocblas/rocblas.h': "
+     "No such file or directory",
+     "toolchain_missing", "rocm-component-header-missing", 1),
+    # numpy's C-API import (its _import_array text)
+    ("ImportError: numpy.core.multiarray failed to import", "abi_mismatch", "numpy-abi-mismatch", 1),
+])
+def test_tool_wordings_ahead_of_the_batches(log: str, category: str, signature: str, line: int) -> None:
+    got = run(log)
+    assert (got.category, got.signature, got.line) == (category, signature, line), got
+
+
+@pytest.mark.parametrize("log", [
+    "error: command 'g++' failed with exit status 1",                       # the compiler ran and failed
+    "g++: error: build/temp.linux-x86_64-3.8/box.o: No such file or directory",
+    "LINK : fatal error LNK1561: entry point must be defined",
+    "-- Could NOT find Perl (missing: PERL_EXECUTABLE)",
+])
+def test_look_alikes_of_those_wordings_are_not_read_as_them(log: str) -> None:
+    got = run(log)
+    assert got.signature not in ("distutils-compiler-missing", "msvc-link-cannot-open-library",
+                                 "build-tool-not-found"), got
