@@ -870,3 +870,27 @@ def test_look_alikes_of_those_wordings_are_not_read_as_them(log: str) -> None:
     got = run(log)
     assert got.signature not in ("distutils-compiler-missing", "msvc-link-cannot-open-library",
                                  "build-tool-not-found"), got
+
+
+@pytest.mark.parametrize(("log", "category", "signature"), [
+    # pip's resolver and uv's (lshqqytiger/stable-diffusion-webui-amdgpu#655,
+    # AUTOMATIC1111/stable-diffusion-webui#17312)
+    ("ERROR: Cannot install torchvision because these package versions have conflicting\ndependencies.\n"
+     "ERROR: ResolutionImpossible: for help visit https://pip.pypa.io/en/latest/topics/dependency-resolution/",
+     "missing_python_dependency", "pip-resolution-impossible"),
+    ("  × No solution found when resolving dependencies:\n  ╰─▶ Because there is no version of torch==2.5.0+rocm6.2",
+     "missing_python_dependency", "pip-resolution-impossible"),
+    # torch cpp_extension (CSAILVision/unifiedparsing#12, zhanghang1989/PyTorch-Encoding#167)
+    ("    raise RuntimeError(\"Ninja is required to load C++ extensions\")\n"
+     "RuntimeError: Ninja is required to load C++ extensions", "toolchain_missing", "torch-extension-ninja-missing"),
+    # the same wordings in another case: pip's "HTTP error 503", apt's "connection timed out", git's bare early EOF
+    ("ERROR: HTTP error 503 while getting https://download.pytorch.org/whl/rocm6.2/torch-2.5.0.whl",
+     "network", "http-server-error"),
+    ("E: Failed to fetch https://repo.radeon.com/rocm/apt/6.2/dists/jammy/InRelease  Could not connect to "
+     "repo.radeon.com:443 (1.2.3.4), connection timed out", "network", "connection-failed"),
+    ("remote: Enumerating objects: 5123, done.\nfatal: early EOF\nfatal: index-pack failed",
+     "network", "git-transfer-failed"),
+])
+def test_more_tool_wordings_ahead_of_the_batches(log: str, category: str, signature: str) -> None:
+    got = run(log)
+    assert (got.category, got.signature) == (category, signature), got
