@@ -894,3 +894,25 @@ def test_look_alikes_of_those_wordings_are_not_read_as_them(log: str) -> None:
 def test_more_tool_wordings_ahead_of_the_batches(log: str, category: str, signature: str) -> None:
     got = run(log)
     assert (got.category, got.signature) == (category, signature), got
+
+
+@pytest.mark.parametrize("log", [
+    "ssh: connect to host github.com port 22: Network is unreachable",   # OpenSSH sshconnect.c, through git
+    "ssh: connect to host github.com port 22: Connection refused",
+    "Read from remote host github.com: Connection reset by peer",        # OpenSSH packet.c
+    "requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out.",
+    "Unable to establish SSL connection.",                               # wget
+    "Failed to download https://github.com/x/y/archive/v1.tar.gz: Connection refused",
+    "error: Failed to download `torch==2.5.1+rocm6.2`\n  Caused by: Request failed after 3 retries\n"
+    "  Caused by: operation timed out",                                  # uv
+    "Error: Failed to download metadata for repo 'ROCm': Cannot download repomd.xml: All mirrors were tried",  # dnf
+])
+def test_network_wordings_that_hold_no_error_keyword_are_still_read(log: str) -> None:
+    # each of these lines reached the classifier only through a keyword of its own
+    got = run(log)
+    assert got.category == "network", got
+
+
+def test_a_local_service_refusing_a_connection_is_not_the_network() -> None:
+    got = run("sccache: error: Server startup failed: Connection refused\nFailed to connect to bus: Connection refused")
+    assert got.category != "network", got
