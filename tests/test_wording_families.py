@@ -916,3 +916,29 @@ def test_network_wordings_that_hold_no_error_keyword_are_still_read(log: str) ->
 def test_a_local_service_refusing_a_connection_is_not_the_network() -> None:
     got = run("sccache: error: Server startup failed: Connection refused\nFailed to connect to bus: Connection refused")
     assert got.category != "network", got
+
+
+@pytest.mark.parametrize(("log", "category", "signature"), [
+    # Windows' ERROR_MOD_NOT_FOUND with torch's suffix, and ctypes' wording (patientx/ComfyUI-Zluda#5,
+    # pytorch/pytorch#129568, ROCm/TheRock#1167)
+    ("    raise err\nOSError: [WinError 126] The specified module could not be found. Error loading "
+     "\"C:\\venv\\lib\\site-packages\\torch\\lib\\caffe2_nvrtc.dll\" or one of its dependencies.",
+     "missing_runtime_library", "windows-dll-not-found"),
+    ("FileNotFoundError: Could not find module 'C:\\Program Files\\AMD\\ROCm\\6.1\\bin\\amdhip64.dll' "
+     "(or one of its dependencies). Try using the full path with constructor syntax.",
+     "missing_runtime_library", "windows-dll-not-found"),
+    # clang err_fe_pch_different_branch: a PCH left by another compiler
+    ("fatal error: PCH file built from a different branch ((clang-17.0.6)) than the compiler ((clang-18.1.8))",
+     "stale_build", "clang-pch-file-modified"),
+    # Cython's check of numpy's struct sizes
+    ("ValueError: numpy.dtype size changed, may indicate binary incompatibility. Expected 96 from C header, "
+     "got 88 from PyObject", "abi_mismatch", "numpy-abi-mismatch"),
+])
+def test_load_and_leftover_wordings_ahead_of_the_batches(log: str, category: str, signature: str) -> None:
+    got = run(log)
+    assert (got.category, got.signature) == (category, signature), got
+
+
+def test_other_windows_errors_are_not_a_missing_dll() -> None:
+    got = run("OSError: [WinError 5] Access is denied: 'C:\\venv\\Scripts\\pip.exe'")
+    assert got.signature != "windows-dll-not-found", got
