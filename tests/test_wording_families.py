@@ -942,3 +942,19 @@ def test_load_and_leftover_wordings_ahead_of_the_batches(log: str, category: str
 def test_other_windows_errors_are_not_a_missing_dll() -> None:
     got = run("OSError: [WinError 5] Access is denied: 'C:\\venv\\Scripts\\pip.exe'")
     assert got.signature != "windows-dll-not-found", got
+
+
+def test_a_failed_externalproject_download_stamp_is_a_medium_network_guess() -> None:
+    # CMake ExternalProject's <name>-download stamp as the failed target (neovim/neovim#11582, uf-mil/mil2#110,
+    # NVIDIA/TensorRT-LLM#434): the fetch's own error, when in view, speaks instead
+    alone = run("[3/40] Performing download step for 'rocprim'\nFAILED: deps/src/rocprim-stamp/rocprim-download\n"
+                "cd /b/deps && /usr/bin/cmake -P /b/deps/src/rocprim-stamp/download-rocprim.cmake\n"
+                "ninja: build stopped: subcommand failed.")
+    assert (alone.category, alone.signature, alone.confidence) == (
+        "network", "externalproject-download-step-failed", "medium"), alone
+    assert alone.fields.get("project") == "rocprim"
+    told = run("FAILED: deps/src/rocprim-stamp/rocprim-download\n"
+               "fatal: unable to access 'https://github.com/ROCm/rocPRIM.git/': Could not resolve host: github.com")
+    assert (told.category, told.confidence) == ("network", "high"), told
+    built = run("FAILED: deps/src/rocprim-stamp/rocprim-build\nninja: build stopped: subcommand failed.")
+    assert built.signature != "externalproject-download-step-failed", built
