@@ -958,3 +958,23 @@ def test_a_failed_externalproject_download_stamp_is_a_medium_network_guess() -> 
     assert (told.category, told.confidence) == ("network", "high"), told
     built = run("FAILED: deps/src/rocprim-stamp/rocprim-build\nninja: build stopped: subcommand failed.")
     assert built.signature != "externalproject-download-step-failed", built
+
+
+# ----------------------------------------------------------------------- round 8 (the misses of b20)
+
+def test_a_find_module_that_cannot_find_an_llvm_tool_is_a_missing_toolchain_program() -> None:
+    # a project's FindLLVM/FindHIP message naming the LLVM/ROCm program it looked for (CHIP-SPV/chipStar#304)
+    got = run("CMake Error at cmake/FindLLVM.cmake:105 (message):\n"
+              "  Can't find llvm-spirv at /usr/bin.  Please install it into that directory,\n"
+              "  or provide explicit path with -DLLVM_SPIRV_BINARY=\n")
+    assert (got.category, got.signature, got.line) == ("toolchain_missing", "hip-tool-not-found", 2), got
+    assert got.fields.get("tool") == "llvm-spirv"
+    library = run("CMake Error at cmake/FindLLVM.cmake:80 (message):\n  Could not find llvm-config library directory\n")
+    assert library.signature != "hip-tool-not-found", library
+
+
+@pytest.mark.parametrize("symbol", ["_Py_ZeroStruct", "_Py_NoneStruct", "PyUnicode_AsUTF8", "Py_InitModule4_64"])
+def test_private_python_c_api_symbols_are_a_python_abi_skew(symbol: str) -> None:
+    # a module built for another Python (ROCm/AMDMIGraphX#745's migraphx.so built for Python 2)
+    got = run(f"ImportError: /opt/rocm-3.7.0/lib/migraphx.so: undefined symbol: {symbol}")
+    assert (got.category, got.signature) == ("abi_mismatch", "undefined-symbol-python-c-api"), got
