@@ -978,3 +978,41 @@ def test_private_python_c_api_symbols_are_a_python_abi_skew(symbol: str) -> None
     # a module built for another Python (ROCm/AMDMIGraphX#745's migraphx.so built for Python 2)
     got = run(f"ImportError: /opt/rocm-3.7.0/lib/migraphx.so: undefined symbol: {symbol}")
     assert (got.category, got.signature) == ("abi_mismatch", "undefined-symbol-python-c-api"), got
+
+
+# ----------------------------------------------------------------------- round 8 (the misses of b19)
+
+@pytest.mark.parametrize(("log", "category", "signature", "line"), [
+    # clang's own resource header missing: the LLVM in use is not the one the runtime compile expects
+    # (ROCm/MIOpen#1105's COMGR build; a clang without its resource directory)
+    ("MIOpen(HIP): Warning [BuildHip] <built-in>:1:10: fatal error: '__clang_hip_runtime_wrapper.h' file not found\n"
+     "#include \"__clang_hip_runtime_wrapper.h\"", "toolchain_missing", "hip-tool-not-found", 1),
+    # cmd.exe and PowerShell (ROCm/TheRock#1200: HIP_PATH with a space, unquoted)
+    ("λ hipcc --version\n'C:\\Program' is not recognized as an internal or external command,\n"
+     "operable program or batch file.", "toolchain_missing", "windows-command-not-recognized", 2),
+    ("ninja : The term 'ninja' is not recognized as the name of a cmdlet, function, script file, or operable program.",
+     "toolchain_missing", "windows-command-not-recognized", 1),
+    # the HIP runtime's strings through an example's HIP_CHECK (ROCm/rocm-examples#225)
+    ("info: running on device AMD Instinct MI300A\n"
+     "An error encountered: \"invalid device function\" at .../HIP-Basic/saxpy/main.hip:92",
+     "arch_mismatch", "hip-invalid-device-function", 2),
+    ("An error encountered: \"invalid kernel file\" at .../HIP-Basic/cooperative_groups/main.hip:204",
+     "arch_mismatch", "hip-invalid-device-function", 1),
+    # SIInstrInfo::verifyInstruction's per-generation refusals (ROCm/rocm-examples#45, ROCm/rocPRIM#180)
+    ("error: Illegal instruction detected: Invalid dpp_ctrl value: broadcasts are not supported on GFX10+\n"
+     "renamable $vgpr0 = V_MOV_B32_dpp $vgpr0(tied-def 0), killed $vgpr1, 322, 15, 15, 0, implicit $exec\n"
+     "1 error generated when compiling for gfx1102.", "unsupported_arch", "llvm-verifier-unsupported-on-gfx", 1),
+])
+def test_round_eight_families(log: str, category: str, signature: str, line: int) -> None:
+    got = run(log)
+    assert (got.category, got.signature, got.line) == (category, signature, line), got
+
+
+def test_the_verifiers_own_bugs_stay_a_compiler_crash() -> None:
+    got = run("error: Illegal instruction detected: Operand has incorrect register class.")
+    assert (got.category, got.signature) == ("compiler_crash", "llvm-machine-verifier"), got
+
+
+def test_other_runtime_errors_through_an_examples_macro_are_not_an_arch_gap() -> None:
+    got = run("An error encountered: \"out of memory\" at .../HIP-Basic/saxpy/main.hip:40")
+    assert got.category != "arch_mismatch", got
