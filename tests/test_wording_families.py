@@ -1016,3 +1016,18 @@ def test_the_verifiers_own_bugs_stay_a_compiler_crash() -> None:
 def test_other_runtime_errors_through_an_examples_macro_are_not_an_arch_gap() -> None:
     got = run("An error encountered: \"out of memory\" at .../HIP-Basic/saxpy/main.hip:40")
     assert got.category != "arch_mismatch", got
+
+
+@pytest.mark.parametrize(("log", "tool"), [
+    # LLVM's own configure (ROCm's llvm-project builds: rocm-arch/rocm-arch#66)
+    ("CMake Error at CMakeLists.txt:658 (message):\n"
+     "  Unable to find Python interpreter, required for builds and testing.\n\n"
+     "  Please install Python or specify the PYTHON_EXECUTABLE CMake variable.", "Python"),
+    # CPack's RPM generator (lamikr/rocm_sdk_builder#16, ROCm/legacy-rocm-build#3411)
+    ("CMake Error at /usr/share/cmake-3.25/Modules/Internal/CPack/CPackRPM.cmake:822 (message):\n"
+     "  RPM package requires rpmbuild executable", "rpmbuild"),
+])
+def test_configure_messages_naming_a_missing_build_program(log: str, tool: str) -> None:
+    got = run(log)
+    assert (got.category, got.signature, got.line) == ("toolchain_missing", "build-tool-not-found", 2), got
+    assert got.fields.get("tool") == tool
