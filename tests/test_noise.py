@@ -23,6 +23,7 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         (f"2025-03-01T12:01:08Z #8 245.6 {LD}", LD),  # timestamp then BuildKit
         (f"[hipBLASLt build] {LD}", LD),  # TheRock
         (f"[rocBLAS configure] {LD}", LD),
+        (f"+[hip-clr configure] {LD}", LD),  # TheRock's lines pasted in a diff block (ROCm/TheRock#462)
         (f"vllm-1  | {LD}", LD),  # docker compose
         (f"##[error]{LD}", LD),
         (f"      {LD}", LD),  # pip indentation

@@ -1031,3 +1031,22 @@ def test_configure_messages_naming_a_missing_build_program(log: str, tool: str) 
     got = run(log)
     assert (got.category, got.signature, got.line) == ("toolchain_missing", "build-tool-not-found", 2), got
     assert got.fields.get("tool") == tool
+
+
+# ----------------------------------------------------------------------- round 8 (the misses of b21)
+
+def test_a_downloaders_http_404_for_url_is_gone_for_good() -> None:
+    # the same status in another client's words (lemonade-sdk/lemonade#1902; pip's "while getting")
+    got = run("  Progress: 100% (0.0/0.0 MB)    Error: Failed to download sd-server from: https://x/y.zip\n"
+              "Last error: HTTP error 404 for URL: https://github.com/x/y/releases/download/v1/y.zip")
+    assert (got.category, got.signature) == ("network", "download-gone"), got
+    assert got.fields.get("status") == "404"
+
+
+def test_therocks_configure_error_in_a_pasted_diff_block_is_read() -> None:
+    # a paste in a ```diff block puts '+' before TheRock's "[component phase]" prefix (ROCm/TheRock#462)
+    got = run("+[hip-clr configure] -- Resolving system find_package(OpenGL)\n"
+              "+[hip-clr configure] CMake Error at /usr/share/cmake-3.28/Modules/FindPackageHandleStandardArgs.cmake"
+              ":230 (message):\n"
+              "+[hip-clr configure]   Could NOT find OpenGL (missing: OPENGL_opengl_LIBRARY OPENGL_glx_LIBRARY")
+    assert (got.category, got.signature, got.line) == ("toolchain_missing", "cmake-could-not-find-package", 3), got

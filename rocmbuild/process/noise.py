@@ -42,7 +42,8 @@ _PREFIXES = re.compile(
       | \s*::(?:error|warning|notice|debug|group|endgroup)(?:\s[^:]*)?::              # workflow commands
       | \s*\#\d+\s+\d+(?:\.\d+)?(?:\s|$)                                             # BuildKit "#8 245.6 "
       | [\w.-]+-\d+\s+\|\s                                                           # docker compose "vllm-1  | "
-      | \[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s # TheRock "[hipBLASLt build] "
+      | [+-]?\[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s  # TheRock's prefix,
+                                                                  # "[hipBLASLt build] ", also in a pasted diff (+/-)
       | \[[a-z][\w.+-]*\]\s+(?=\#\d+\s0x[0-9a-fA-F]{6})                            # TheRock "[rocprim]  #0 0x..." frame
       | \s*>\s?                                                                      # markdown quote
       | \s*[×│╰╭├┃║╠╚]+(?:[─━]*[>▶])?\s*                                               # pip / uv error boxes
