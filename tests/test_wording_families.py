@@ -1050,3 +1050,27 @@ def test_therocks_configure_error_in_a_pasted_diff_block_is_read() -> None:
               ":230 (message):\n"
               "+[hip-clr configure]   Could NOT find OpenGL (missing: OPENGL_opengl_LIBRARY OPENGL_glx_LIBRARY")
     assert (got.category, got.signature, got.line) == ("toolchain_missing", "cmake-could-not-find-package", 3), got
+
+
+# ----------------------------------------------------------------------- round 8 (the misses of b22)
+
+def test_a_missing_rocm_version_file_is_a_rocm_root_that_is_not_there() -> None:
+    # DeepSpeed's and TensorFlow's build read <ROCm root>/.info/version(-dev) (deepspeedai/DeepSpeed#2080,
+    # tensorflow/tensorflow#45733): the file missing means ROCm is not where the build looks
+    got = run("      File \"/tmp/pip-install-x/deepspeed/op_builder/builder.py\", line 192, in installed_rocm_version\n"
+              "          with open('/opt/rocm/.info/version-dev', 'r') as file:\n"
+              "      FileNotFoundError: [Errno 2] No such file or directory: '/opt/rocm/.info/version-dev'")
+    assert (got.category, got.signature, got.line) == ("toolchain_missing", "rocm-root-not-found", 3), got
+
+
+@pytest.mark.parametrize("enoent", ["No such file or directory", "Нет такого файла или каталога",
+                                    "No existe el archivo o el directorio", "Aucun fichier ou dossier de ce type",
+                                    "Datei oder Verzeichnis nicht gefunden", "没有那个文件或目录"])
+def test_a_shell_that_cannot_run_hipcc_reads_the_same_in_any_locale(enoent: str) -> None:
+    # glibc's strerror(ENOENT), translated (rocm-arch/rocm-arch#865: torch wrote 'bin/hipcc' with ROCM_HOME unset)
+    relative = run(f"[2/32] bin/hipcc  -DWITH_HIP -c x.hip\n/bin/sh: line 1: bin/hipcc: {enoent}")
+    assert (relative.category, relative.signature) == ("toolchain_missing", "hip-tool-not-found"), relative
+    assert relative.fields.get("tool") == "hipcc"
+    # an absolute path the build cached, now gone, is a stale tree in every language as well
+    cached = run(f"/bin/sh: 1: /opt/rocm-6.1.0/bin/hipcc: {enoent}")
+    assert (cached.category, cached.signature) == ("stale_build", "cached-tool-path-gone"), cached
