@@ -1074,3 +1074,20 @@ def test_a_shell_that_cannot_run_hipcc_reads_the_same_in_any_locale(enoent: str)
     # an absolute path the build cached, now gone, is a stale tree in every language as well
     cached = run(f"/bin/sh: 1: /opt/rocm-6.1.0/bin/hipcc: {enoent}")
     assert (cached.category, cached.signature) == ("stale_build", "cached-tool-path-gone"), cached
+
+
+# ----------------------------------------------------------------------- round 8 (the misses of b23)
+
+def test_a_dll_the_loader_cannot_open_is_a_missing_runtime_library_in_any_wrapper() -> None:
+    # FormatMessage(126) behind a loader's own prefix (ROCm/TheRock#1552: a renamed hipblaslt DLL)
+    got = run("Output from the failed command:\n"
+              "Failed to load amdhip64.dll: amdhip64.dll: Can't open: The specified module could not be found.  (0x7E)")
+    assert (got.category, got.signature, got.line) == ("missing_runtime_library", "windows-dll-not-found", 2), got
+
+
+def test_a_runners_action_download_that_timed_out_is_the_network() -> None:
+    # the GitHub Actions runner's wording (pytorch/pytorch#166866)
+    got = run("Warning: Back off 28.951 seconds before retry.\n"
+              "Error: Action 'https://api.github.com/repos/x/y/tarball/335b5c7' download has timed out. "
+              "Error: The request was canceled due to the configured HttpClient.Timeout of 100 seconds elapsing.")
+    assert (got.category, got.signature) == ("network", "read-timed-out"), got
