@@ -32,7 +32,6 @@ from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Diagnosis
 from rocmbuild.diagnosis.nextstep import (
     Required,
-    checks_json,
     exact_command,
     ordered,
     outcome_todo,
@@ -114,7 +113,7 @@ def show_plans(names: Sequence[str], options: BuildOptions, environ: Mapping[str
             data = plan.to_json(ladders, limits, catalogue.generic_ladder())
             data["signature_ladders"] = {c: {k: list(v) for k, v in sigs.items()}
                                          for c, sigs in catalogue.signature_ladders().items()}
-            data["preflight"] = checks_json(checks.get(index, []))
+            data["preflight"] = [CheckEntry.of(c).to_json() for c in checks.get(index, [])]
             data["requires_from"] = [p.to_json() for p in provided if p.recipe == plan.recipe.name]
             refusal = refusals.get(index)
             data["exit_code"] = int(refusal.exit_code) if refusal is not None else int(ExitCode.SUCCEEDED)

@@ -22,7 +22,6 @@ from rocmbuild.host.libraries import install_line
 if TYPE_CHECKING:  # the checks are a layer above: only their type is named here
     from rocmbuild.checks.preflight import Check
 
-FAIL = "fail"  # preflight.FAIL
 
 
 def exact_command(recipes: Sequence[str], archs: Sequence[str]) -> str:
@@ -104,12 +103,6 @@ def preflight_todo(failed: Sequence[Check], torch_command: str | None = None) ->
 def resume_command(run_dir: Path) -> str:
     """The todo of an interrupted run: the exact command that continues it, quoted for a shell."""
     return f"rocmbuild resume {shlex.quote(str(run_dir))}"
-
-
-def checks_json(checks: Sequence[Check]) -> list[dict[str, object]]:
-    """summary.json's ``preflight``: every check, not only the first failure."""
-    return [{"check": c.name, "ok": c.status != FAIL, "detail": c.detail, "status": c.status,
-             **({"todo": c.todo} if c.todo and c.status != "ok" else {})} for c in checks]
 
 
 def outcome_todo(outcome: str, diagnosis: Mapping[str, object] | None, diagnosed_todo: str | None,

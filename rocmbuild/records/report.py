@@ -77,7 +77,9 @@ def render_summary(summary: Mapping[str, object], events: Sequence[Mapping[str, 
         console.print(f"code objects: {code_objects['detail']}")
     if outcome == "interrupted" and summary.get("todo"):  # the exact `rocmbuild resume` command
         console.print(f"what to do: {summary.get('todo')}")
-    reason = next((e.get("reason") for e in reversed(events) if e.get("event") == "run.finished"), None)
+    # summary.json's stop_reason; a record written before it existed has the reason only in run.finished
+    reason = summary.get("stop_reason") or next(
+        (e.get("reason") for e in reversed(events) if e.get("event") == "run.finished"), None)
     if reason and outcome != "succeeded":
         console.print(f"why rocmbuild stopped: {reason}")
     notes = (str(e.get("message")) for e in events if e.get("event") in ("remedy.warning", "cache.warning"))
