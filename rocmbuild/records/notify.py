@@ -34,7 +34,7 @@ from rocmbuild.process.contained import run_contained
 from rocmbuild.records.htmlreport import write_report
 from rocmbuild.records.journal import read_journal
 from rocmbuild.records.notifymessage import build_message
-from rocmbuild.records.recorder import write_private
+from rocmbuild.records.recorder import replace_summary
 from rocmbuild.records.recordfile import CorruptRecord
 from rocmbuild.records.redact import redact, redact_text, redact_urls, secret_values
 
@@ -148,14 +148,12 @@ def _record(run_dir: Path, result: NotifyResult) -> None:
     """Add ``notify`` to summary.json (atomically) and a ``notify.finished`` event; the run is over."""
 
     data = redact(asdict(result))
-    summary_path = run_dir / "summary.json"
     try:
         summary = replace(read_journal(run_dir), notify=data)
-        tmp = run_dir / ".summary.json.tmp"
-        write_private(tmp, json.dumps(summary.to_json(), indent=2, default=str) + "\n")
-        tmp.replace(summary_path)
     except (OSError, CorruptRecord):
         pass  # no readable summary: the event below still says how notify went
+    else:
+        replace_summary(run_dir, json.dumps(summary.to_json(), indent=2, default=str) + "\n")
     event = {"event": "notify.finished", **data, "timestamp": datetime.now(UTC).isoformat()}
     try:
         with (run_dir / "events.jsonl").open("a", encoding="utf-8") as events:

@@ -154,17 +154,7 @@ class RunRecorder:
         if self.write_error:
             self.journal = replace(self.journal, records_incomplete=self.write_error)
         data = redact(self.journal.to_json(), self.secrets)
-        text = json.dumps(data, indent=2, default=str) + "\n"
-        tmp = self.run_dir / ".summary.json.tmp"
-        try:
-            write_private(tmp, text)
-            tmp.replace(self.run_dir / "summary.json")
-        except OSError:
-            # A full disk: in place (truncating the old summary frees its blocks first), else keep the old one.
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
-            with contextlib.suppress(OSError):
-                write_private(self.run_dir / "summary.json", text)
+        replace_summary(self.run_dir, json.dumps(data, indent=2, default=str) + "\n")
         return data
 
     def write_repro(self, *, cwd: Path, env_set: Mapping[str, str], command: str, step: str, attempt: int) -> Path:
@@ -222,6 +212,23 @@ def repro_script(*, run: str, recipe: str, entered: ReproStep) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def replace_summary(run_dir: Path, text: str) -> None:
+    """Replace a run's summary.json with ``text`` atomically: the one writer after the run's first summary.
+
+    A full disk: the text is written in place instead (truncating the old summary frees its blocks first),
+    and when even that fails the old summary stays.
+    """
+    tmp = run_dir / ".summary.json.tmp"
+    try:
+        write_private(tmp, text)
+        tmp.replace(run_dir / "summary.json")
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            write_private(run_dir / "summary.json", text)
 
 
 def write_private(path: Path, text: str, mode: int = PRIVATE_FILE) -> None:
