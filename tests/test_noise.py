@@ -24,6 +24,7 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         (f"[hipBLASLt build] {LD}", LD),  # TheRock
         (f"[rocBLAS configure] {LD}", LD),
         (f"+[hip-clr configure] {LD}", LD),  # TheRock's lines pasted in a diff block (ROCm/TheRock#462)
+        (f"-[hip-clr configure] {LD}", LD),
         (f"vllm-1  | {LD}", LD),  # docker compose
         (f"##[error]{LD}", LD),
         (f"      {LD}", LD),  # pip indentation

@@ -811,11 +811,13 @@ def test_a_download_cut_inside_urllib3s_error_catcher_is_a_medium_network_guess(
 def test_cmakes_required_find_failures_name_the_command(command: str, category: str, signature: str,
                                                         field: str) -> None:
     # cmFindBase.cxx since CMake 3.18 (nluhmann/BlastFrost#8, ScientificC/cmathl#40): the header names the command
+    name = "OpenCL" if command == "find_library" else "rpmbuild"
     got = run(f"-- Detecting CXX compile features - done\nCMake Error at CMakeLists.txt:28 ({command}):\n"
-              f"  Could not find {field} using the following names: libOpenCL.so\n\n\n"
+              f"  Could not find {field} using the following names: {name}\n\n\n"
               "-- Configuring incomplete, errors occurred!")
     assert (got.category, got.signature, got.line) == (category, signature, 2), got
     assert got.fields.get("variable") == field
+    assert got.fields.get("library" if command == "find_library" else "program") == name
 
 
 def test_a_find_path_failure_is_left_unread() -> None:
@@ -896,19 +898,29 @@ def test_more_tool_wordings_ahead_of_the_batches(log: str, category: str, signat
     assert (got.category, got.signature) == (category, signature), got
 
 
+@pytest.mark.parametrize(("log", "signature"), [
+    # none of these lines holds "rror" or "ailed": each reaches its signature through a keyword of its own
+    ("ssh: connect to host github.com port 22: Network is unreachable", "connection-failed"),  # OpenSSH, via git
+    ("ssh: connect to host github.com port 22: Connection refused", "connection-failed"),
+    ("Read from remote host github.com: Connection reset by peer", "connection-failed"),      # OpenSSH packet.c
+    ("requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out.",
+     "read-timed-out"),
+    ("Unable to establish SSL connection.", "connection-failed"),                              # wget
+    ("  Caused by: operation timed out", "read-timed-out"),                                  # uv's cause line
+    ("fatal: early EOF", "git-transfer-failed"),
+])
+def test_network_wordings_that_hold_no_error_keyword_are_still_read(log: str, signature: str) -> None:
+    got = run(log)
+    assert (got.category, got.signature) == ("network", signature), got
+
+
 @pytest.mark.parametrize("log", [
-    "ssh: connect to host github.com port 22: Network is unreachable",   # OpenSSH sshconnect.c, through git
-    "ssh: connect to host github.com port 22: Connection refused",
-    "Read from remote host github.com: Connection reset by peer",        # OpenSSH packet.c
-    "requests.exceptions.ReadTimeout: HTTPSConnectionPool(host='huggingface.co', port=443): Read timed out.",
-    "Unable to establish SSL connection.",                               # wget
     "Failed to download https://github.com/x/y/archive/v1.tar.gz: Connection refused",
     "error: Failed to download `torch==2.5.1+rocm6.2`\n  Caused by: Request failed after 3 retries\n"
     "  Caused by: operation timed out",                                  # uv
     "Error: Failed to download metadata for repo 'ROCm': Cannot download repomd.xml: All mirrors were tried",  # dnf
 ])
-def test_network_wordings_that_hold_no_error_keyword_are_still_read(log: str) -> None:
-    # each of these lines reached the classifier only through a keyword of its own
+def test_downloaders_own_failure_lines_are_the_network(log: str) -> None:
     got = run(log)
     assert got.category == "network", got
 
@@ -1091,3 +1103,85 @@ def test_a_runners_action_download_that_timed_out_is_the_network() -> None:
               "Error: Action 'https://api.github.com/repos/x/y/tarball/335b5c7' download has timed out. "
               "Error: The request was canceled due to the configured HttpClient.Timeout of 100 seconds elapsing.")
     assert (got.category, got.signature) == ("network", "read-timed-out"), got
+
+
+# ------------------------------------------------------- round 8's review: look-alikes the new families must leave
+
+@pytest.mark.parametrize("line", ["ImportError: numpy.core._multiarray_umath failed to import",
+                                  "ImportError: numpy._core._multiarray_umath failed to import",
+                                  "ImportError: numpy.core.multiarray failed to import"])
+def test_numpys_import_failure_in_each_of_its_wordings_is_abi_skew(line: str) -> None:
+    got = run(line)
+    assert (got.category, got.signature) == ("abi_mismatch", "numpy-abi-mismatch"), got
+
+
+@pytest.mark.parametrize("line", ["/bin/sh: 1: /opt/old/bin/ninja: not found",
+                                  "/bin/sh: 1: /home/u/b/build/g++: not found"])
+def test_an_absolute_tool_path_a_shell_cannot_run_stays_a_stale_tree(line: str) -> None:
+    # dash prints the cached absolute path; the build-tool family is for a program missing from PATH
+    got = run(line)
+    assert (got.category, got.signature) == ("stale_build", "cached-tool-path-gone"), got
+
+
+@pytest.mark.parametrize("line", ["./configure: line 2345: nasm: command not found", "/bin/sh: 1: ccache: not found",
+                                  "./configure: line 88: perl: command not found"])
+def test_a_configure_probe_or_an_optional_tool_is_not_a_missing_build_program(line: str) -> None:
+    assert run(line).signature != "build-tool-not-found"
+
+
+@pytest.mark.parametrize("line", [
+    "Cannot connect to the Docker daemon: dial unix /var/run/docker.sock: connect: connection refused",
+    "Could not connect to the X server: Connection refused",
+    "curl: (7) Failed to connect to localhost port 8080 after 0 ms: Connection refused",
+])
+def test_a_local_service_refusing_a_connection_is_not_a_download_failure(line: str) -> None:
+    assert run(line).category != "network"
+
+
+@pytest.mark.parametrize("line", ["ERROR: Timeout: operation timed out waiting for lock /var/lib/dpkg/lock",
+                                  "hipDeviceSynchronize failed: operation timed out"])
+def test_an_operation_timing_out_inside_a_sentence_is_not_a_download(line: str) -> None:
+    assert run(line).signature != "read-timed-out"
+
+
+def test_curls_own_timeout_keeps_curls_reading() -> None:
+    got = run("curl: (28) Operation timed out after 300000 milliseconds with 0 out of 0 bytes received")
+    assert (got.category, got.signature) == ("network", "curl-transfer-error"), got
+
+
+def test_powershells_missing_command_names_the_tool_in_the_advice() -> None:
+    got = run("ninja : The term 'ninja' is not recognized as the name of a cmdlet, function, script file, "
+              "or operable program.")
+    assert got.fields.get("tool") == "ninja"
+    assert "could not run ninja:" in (got.advice or ""), got.advice
+
+
+def test_the_dll_torch_could_not_load_is_named_and_pythons_own_dll_failure_is_read() -> None:
+    got = run("OSError: [WinError 126] The specified module could not be found. Error loading "
+              "\"C:\\venv\\lib\\site-packages\\torch\\lib\\fbgemm.dll\" or one of its dependencies.")
+    assert got.fields.get("path", "").endswith("fbgemm.dll"), got
+    python = run("ImportError: DLL load failed while importing _C: The specified module could not be found.")
+    assert (python.category, python.signature) == ("missing_runtime_library", "windows-dll-not-found"), python
+
+
+@pytest.mark.parametrize("line", ["  couldn't find llvm-spirv in /usr/bin", "  Could not locate llvm-link",
+                                  "  cannot locate hipcc on PATH"])
+def test_every_phrasing_the_find_module_pattern_allows_reaches_it(line: str) -> None:
+    got = run("CMake Error at cmake/FindLLVM.cmake:10 (message):\n" + line)
+    assert (got.category, got.signature) == ("toolchain_missing", "hip-tool-not-found"), got
+
+
+def test_a_cmake_status_line_about_an_optional_probe_is_not_a_missing_tool() -> None:
+    assert run("-- Could not find rocm_agent_enumerator, using default targets").signature != "hip-tool-not-found"
+
+
+def test_pips_resolver_exception_in_a_traceback_is_read() -> None:
+    got = run("pip._vendor.resolvelib.resolvers.ResolutionImpossible: [RequirementInformation(requirement=...)]")
+    assert (got.category, got.signature) == ("missing_python_dependency", "pip-resolution-impossible"), got
+
+
+def test_a_wrong_git_ref_behind_a_download_stamp_is_not_read_as_the_network() -> None:
+    got = run("FAILED: deps/src/rocprim-stamp/rocprim-download\n"
+              "cd /b/deps && /usr/bin/cmake -P /b/deps/src/rocprim-stamp/rocprim-gitclone.cmake\n"
+              "fatal: invalid reference: v9.9")
+    assert got.signature != "externalproject-download-step-failed", got

@@ -23,7 +23,6 @@ if TYPE_CHECKING:  # the checks are a layer above: only their type is named here
     from rocmbuild.checks.preflight import Check
 
 
-
 def exact_command(recipes: Sequence[str], archs: Sequence[str]) -> str:
     """The command line that builds ``recipes`` in order for ``archs``, quoted for a shell."""
     argv = ["rocmbuild", *dict.fromkeys(recipes), *(["--arch", ",".join(archs)] if archs else [])]
