@@ -352,19 +352,23 @@ def test_noise_around_the_decisive_line_is_stripped() -> None:
 
 # ------------------------------------------------------------------------------------------- big streams
 
+# The child's own peak RSS is /proc's VmHWM (this process image's high-water mark): getrusage's ru_maxrss
+# is kept across fork+exec, so a large pytest worker that started the child would show as the child's peak.
 _BIG_CHILD = """
-import resource, sys
+import re, sys
 sys.path.insert(0, sys.argv[1])
 from benchmarks.diagnose import generate
 from pathlib import Path
 from rocmbuild.diagnosis.classifier import classify_stream
 from rocmbuild.diagnosis.catalogue import load_catalogue
+def peak_kb():
+    return int(re.search(r"VmHWM:\\s+(\\d+) kB", Path("/proc/self/status").read_text())[1])
 path = Path(sys.argv[2])
 generate(path, int(sys.argv[3]), errors=True)
-before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+before = peak_kb()
 with path.open("rb") as fh:
     d = classify_stream(fh, catalogue=load_catalogue(user=False))
-after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+after = peak_kb()
 print(d.category, d.signature, d.line, before, after)
 """
 
