@@ -22,6 +22,14 @@ def run(text: str, host: str = "") -> Diagnosis:
     return classify(text.strip("\n").split("\n"), catalogue=CAT, host=host)
 
 
+def read_as(log: str, category: str, signature: str, line: int | None = None) -> Diagnosis:
+    """The diagnosis of ``log``, asserted to be ``category`` by ``signature`` (on ``line`` when given)."""
+    got = run(log)
+    have = (got.category, got.signature, got.line if line is not None else None)
+    assert have == (category, signature, line), got
+    return got
+
+
 # ------------------------------------------------------------------- the HIP runtime's own error table
 
 # hipamd/src/hip_error.cpp's strings reach logs through whatever macro the (ported) code uses:
@@ -468,8 +476,7 @@ def test_a_bare_compiler_name_not_on_path_is_a_missing_toolchain() -> None:
      "loader-wrong-elf-class", 1),
 ])
 def test_round_two_families(log: str, category: str, signature: str, line: int) -> None:
-    got = run(log)
-    assert (got.category, got.signature, got.line) == (category, signature, line), got
+    read_as(log, category, signature, line)
 
 
 def test_a_cuda_toolkit_header_is_a_missing_toolkit_off_rocm_and_unknown_on_a_rocm_host() -> None:
@@ -552,8 +559,7 @@ def test_cargos_retry_warnings_are_weak_and_give_way_to_a_specific_failure() -> 
      "no known rule to make it", "missing_library", "rocm-default-root-library-missing", 2),
 ])
 def test_round_four_families(log: str, category: str, signature: str, line: int) -> None:
-    got = run(log)
-    assert (got.category, got.signature, got.line) == (category, signature, line), got
+    read_as(log, category, signature, line)
 
 
 def test_rocwmma_names_the_arch_it_rejects_and_stops() -> None:
@@ -620,8 +626,7 @@ def test_hipsycl_undefined_references_are_not_the_hip_runtime_missing() -> None:
      "abi_mismatch", "undefined-symbol-rocm-runtime-skew", 3),
 ])
 def test_round_five_families(log: str, category: str, signature: str, line: int) -> None:
-    got = run(log)
-    assert (got.category, got.signature, got.line) == (category, signature, line), got
+    read_as(log, category, signature, line)
 
 
 def test_the_wave64_error_names_the_arch_and_is_not_retried() -> None:
@@ -687,8 +692,7 @@ def test_a_ck_like_namespace_of_a_users_own_is_not_rocm_skew() -> None:
      "missing_python_dependency", "pip-get-requires-hook-failed", 3),
 ])
 def test_round_six_families(log: str, category: str, signature: str, line: int) -> None:
-    got = run(log)
-    assert (got.category, got.signature, got.line) == (category, signature, line), got
+    read_as(log, category, signature, line)
 
 
 def test_a_versioned_path_under_opt_rocm_is_left_to_the_stale_cache_readings() -> None:
@@ -858,8 +862,7 @@ def test_a_find_path_failure_is_left_unread() -> None:
     ("ImportError: numpy.core.multiarray failed to import", "abi_mismatch", "numpy-abi-mismatch", 1),
 ])
 def test_tool_wordings_ahead_of_the_batches(log: str, category: str, signature: str, line: int) -> None:
-    got = run(log)
-    assert (got.category, got.signature, got.line) == (category, signature, line), got
+    read_as(log, category, signature, line)
 
 
 @pytest.mark.parametrize("log", [
@@ -894,8 +897,7 @@ def test_look_alikes_of_those_wordings_are_not_read_as_them(log: str) -> None:
      "network", "git-transfer-failed"),
 ])
 def test_more_tool_wordings_ahead_of_the_batches(log: str, category: str, signature: str) -> None:
-    got = run(log)
-    assert (got.category, got.signature) == (category, signature), got
+    read_as(log, category, signature)
 
 
 @pytest.mark.parametrize(("log", "signature"), [
@@ -947,8 +949,7 @@ def test_a_local_service_refusing_a_connection_is_not_the_network() -> None:
      "got 88 from PyObject", "abi_mismatch", "numpy-abi-mismatch"),
 ])
 def test_load_and_leftover_wordings_ahead_of_the_batches(log: str, category: str, signature: str) -> None:
-    got = run(log)
-    assert (got.category, got.signature) == (category, signature), got
+    read_as(log, category, signature)
 
 
 def test_other_windows_errors_are_not_a_missing_dll() -> None:
@@ -1016,8 +1017,7 @@ def test_private_python_c_api_symbols_are_a_python_abi_skew(symbol: str) -> None
      "1 error generated when compiling for gfx1102.", "unsupported_arch", "llvm-verifier-unsupported-on-gfx", 1),
 ])
 def test_round_eight_families(log: str, category: str, signature: str, line: int) -> None:
-    got = run(log)
-    assert (got.category, got.signature, got.line) == (category, signature, line), got
+    read_as(log, category, signature, line)
 
 
 def test_the_verifiers_own_bugs_stay_a_compiler_crash() -> None:
