@@ -122,6 +122,9 @@ def test_priority_order() -> None:
         ("[category.network]\ngeneric = ['clean_build']\n", "belongs to [category.unknown]"),
         ("[category.disk_full]\ndecisive = 'yes'\n", "decisive"),
         ("signatures = []\n", "unknown top-level key 'signatures'"),
+        (GOOD.replace("cannot locate libfoo-", "(?&no_such_fragment) libfoo-", 1), "fragment 'no_such_fragment'"),
+        ("[fragments]\nbroken = '(unclosed'\n", "invalid regex in fragment 'broken'"),
+        ("[fragments]\nlist = ['a']\n", "fragment 'list' must be a word naming a regex string"),
         ("[[signature]\n", "not valid TOML"),
     ],
 )
@@ -172,6 +175,33 @@ enabled = false
     assert classify(["Killed"], catalogue=catalogue).category == "unknown"
     # The default Classifier (catalogue=None) picks the user files up too.
     assert classify(["fatal: cannot locate libfoo-core"]).signature == "my-lib-missing"
+
+
+def test_a_fragment_is_written_once_and_reads_as_its_wording(tmp_path: Path) -> None:
+    # A user file uses the bundled strerror(ENOENT) fragment and a fragment of its own.
+    path = write(tmp_path / "mine.toml", """
+[fragments]
+our_tools = 'frobcc|frobld'
+
+[[signature]]
+id = "frob-tool-missing"
+category = "toolchain_missing"
+description = "our vendored compiler is not installed"
+patterns = ['^make: (?P<tool>(?&our_tools)): (?&enoent)$']
+keywords = ["make: frob"]
+priority = 90
+references = ["site wiki"]
+examples = ["make: frobcc: No such file or directory", "make: frobld: Нет такого файла или каталога"]
+near_misses = ["make: frobcc: Permission denied", "make: gcc: No such file or directory"]
+""")
+    catalogue = load_catalogue([path], user=False)
+    sig = catalogue.get("frob-tool-missing")
+    assert "(?&" not in sig.patterns[0].pattern and "Aucun fichier ou dossier" in sig.patterns[0].pattern
+    got = classify(["make: frobld: Datei oder Verzeichnis nicht gefunden"], catalogue=catalogue)
+    assert (got.signature, dict(got.fields)) == ("frob-tool-missing", {"tool": "frobld"})
+    assert classify(["make: frobld: Permission denied"], catalogue=catalogue).signature != "frob-tool-missing"
+    # The bundled catalogue names its shared wordings as fragments, and no pattern keeps a call unexpanded.
+    assert all("(?&" not in p.pattern for s in BUNDLED.signatures for p in (*s.patterns, *s.exclude))
 
 
 def test_check_file_reports_examples_and_near_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -57,6 +57,19 @@ not one pasted phrasing),
 ``enabled = false`` (a user file switching a bundled signature off), ``advice``
 (what to do when this signature, not just its category, is the cause: it
 replaces the category's advice; ``{field}`` placeholders take the captures).
+
+A wording that several signatures share (strerror(ENOENT) in six languages, the local services a
+network signature must not read as the network) is written once, as a fragment, and named in a
+pattern as ``(?&name)`` (PCRE's syntax for "this named subpattern here", which Python's ``re``
+rejects, so it can never be mistaken for a pattern's own text)::
+
+    [fragments]
+    enoent = 'No such file or directory|Нет такого файла или каталога|...'
+
+    patterns = ['^make: (?P<path>[^:]+): (?&enoent)$']  # read as ^make: (?P<path>[^:]+): (?:No such...|...)$
+
+A file sees its own fragments and those of the files loaded before it (a user file can use the
+bundled ones).
 """
 
 from __future__ import annotations
@@ -119,7 +132,8 @@ _SIGNATURE_KEYS = {
 }
 _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
 _CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
-_TOP_KEYS = {"signature", "category"}
+_TOP_KEYS = {"signature", "category", "fragments"}
+_FRAGMENT_CALL = re.compile(r"\(\?&(\w+)\)")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
@@ -427,11 +441,26 @@ def _strings(value: object, source: str, entry: str | None, key: str) -> tuple[s
     return tuple(value)
 
 
-def _regexes(value: object, source: str, entry: str | None, key: str) -> tuple[Searchable, ...]:
+def _expand_fragments(text: str, fragments: Mapping[str, str], source: str, entry: str | None) -> str:
+    """``text`` with each ``(?&name)`` replaced by the fragment's ``(?:...)``."""
+    def one(call: re.Match[str]) -> str:
+        name = call.group(1)
+        if name not in fragments:
+            raise _error(source, entry, f"pattern {text!r} names the fragment '{name}', which no [fragments] table "
+                                        "loaded so far defines",
+                         todo=f"define it under [fragments] in {source}, or fix the name "
+                              f"(known: {', '.join(sorted(fragments)) or 'none'})")
+        return f"(?:{fragments[name]})"
+    return _FRAGMENT_CALL.sub(one, text)
+
+
+def _regexes(value: object, source: str, entry: str | None, key: str,
+             fragments: Mapping[str, str] = {}) -> tuple[Searchable, ...]:  # noqa: B006 - read only
     """Patterns: Python's ``re`` for the bundled catalogue (compiled at first use), time-bounded ones for user files."""
     trusted = source == str(bundled_path())
     compiled: list[Searchable] = []
     for text in _strings(value, source, entry, key):
+        text = _expand_fragments(text, fragments, source, entry)
         try:
             compiled.append(TrustedPattern(text) if trusted else compile_user_pattern(text))
         except (re.error, ValueError) as exc:
@@ -514,7 +543,22 @@ def _parse_category(name: str, table: object, source: str, base: CategoryInfo | 
     return info
 
 
-def _parse_signature(table: object, source: str, index: int) -> tuple[str, Signature | None]:
+def _parse_fragments(table: object, source: str, known: dict[str, str]) -> None:
+    """Add ``source``'s ``[fragments]`` (name -> regex text) to ``known``; each must compile on its own."""
+    if not isinstance(table, dict):
+        raise _error(source, None, "'fragments' must be a table of name = 'regex' entries")
+    for name, text in table.items():
+        if not isinstance(text, str) or not re.fullmatch(r"\w+", name):
+            raise _error(source, None, f"fragment '{name}' must be a word naming a regex string")
+        try:
+            re.compile(text)
+        except re.error as exc:
+            raise _error(source, None, f"invalid regex in fragment '{name}': {text!r}: {exc}") from exc
+        known[name] = text
+
+
+def _parse_signature(table: object, source: str, index: int,
+                     fragments: Mapping[str, str] = {}) -> tuple[str, Signature | None]:  # noqa: B006 - read only
     if not isinstance(table, dict):
         raise _error(source, None, f"[[signature]] number {index + 1} must be a table")
     entry_id = table.get("id")
@@ -539,7 +583,7 @@ def _parse_signature(table: object, source: str, index: int) -> tuple[str, Signa
     description = table["description"]
     if not isinstance(description, str) or not description.strip() or "\n" in description.strip():
         raise _error(source, label, "'description' must be one line of text")
-    patterns = _regexes(table["patterns"], source, label, "patterns")
+    patterns = _regexes(table["patterns"], source, label, "patterns", fragments)
     if not patterns:
         raise _error(source, label, "'patterns' must not be empty")
     keywords = _strings(table["keywords"], source, label, "keywords")
@@ -556,7 +600,7 @@ def _parse_signature(table: object, source: str, index: int) -> tuple[str, Signa
         description=description.strip(),
         patterns=patterns,
         keywords=keywords,
-        exclude=_regexes(table.get("exclude", []), source, label, "exclude"),
+        exclude=_regexes(table.get("exclude", []), source, label, "exclude", fragments),
         priority=_int(table.get("priority", 50), source, label, "priority"),
         fallback=_bool(table.get("fallback", False), source, label, "fallback"),
         retryable=_bool(table["retryable"], source, label, "retryable") if "retryable" in table else None,
@@ -564,12 +608,12 @@ def _parse_signature(table: object, source: str, index: int) -> tuple[str, Signa
         references=_strings(table.get("references", []), source, label, "references"),
         examples=examples,
         near_misses=_strings(table.get("near_misses", []), source, label, "near_misses"),
-        confirm=_regexes(table.get("confirm", []), source, label, "confirm"),
+        confirm=_regexes(table.get("confirm", []), source, label, "confirm", fragments),
         confirm_within=_int(table.get("confirm_within", 200), source, label, "confirm_within"),
-        after_patterns=_regexes(table.get("after_patterns", []), source, label, "after_patterns"),
+        after_patterns=_regexes(table.get("after_patterns", []), source, label, "after_patterns", fragments),
         after_within=_int(table.get("after_within", 5), source, label, "after_within"),
         advice=_one_line(table.get("advice", ""), source, label, "advice"),
-        dismiss=_regexes(table.get("dismiss", []), source, label, "dismiss"),
+        dismiss=_regexes(table.get("dismiss", []), source, label, "dismiss", fragments),
         dismiss_within=_int(table.get("dismiss_within", 2), source, label, "dismiss_within"),
         alone=_bool(table.get("alone", False), source, label, "alone"),
         wording=_one_line(table.get("wording", ""), source, label, "wording"),
@@ -591,14 +635,16 @@ def _read(path: Path) -> dict[str, object]:
         raise _error(str(path), None, f"not valid TOML: {exc}") from exc
 
 
-def _merge_file(path: Path, signatures: dict[str, Signature | None], categories: dict[str, CategoryInfo]) -> list[str]:
-    """Add ``path``'s categories and signatures (later files override by id); return its ids."""
+def _merge_file(path: Path, signatures: dict[str, Signature | None], categories: dict[str, CategoryInfo],
+                fragments: dict[str, str]) -> list[str]:
+    """Add ``path``'s fragments, categories and signatures (later files override by id); return its ids."""
     source = str(path)
     data = _read(path)
     unknown = sorted(set(data) - _TOP_KEYS)
     if unknown:
         raise _error(source, None, f"unknown top-level key '{unknown[0]}'",
-                     todo="use [[signature]] and [category.NAME]")
+                     todo="use [[signature]], [category.NAME] and [fragments]")
+    _parse_fragments(data.get("fragments", {}), source, fragments)
     cats = data.get("category", {})
     if not isinstance(cats, dict):
         raise _error(source, None, "'category' must be a table of [category.NAME] tables")
@@ -609,7 +655,7 @@ def _merge_file(path: Path, signatures: dict[str, Signature | None], categories:
         raise _error(source, None, "'signature' must be an array of tables ([[signature]])")
     ids: list[str] = []
     for index, table in enumerate(entries):
-        entry_id, sig = _parse_signature(table, source, index)
+        entry_id, sig = _parse_signature(table, source, index, fragments)
         if entry_id in ids:
             raise _error(source, entry_id, "duplicate id in the same file")
         ids.append(entry_id)
@@ -631,6 +677,7 @@ def load_catalogue(extra: Iterable[Path] = (), *, user: bool = True, bundled: bo
     """The bundled catalogue, then the user's files, then ``extra`` files (later override by id)."""
     signatures: dict[str, Signature | None] = {}
     categories: dict[str, CategoryInfo] = {}
+    fragments: dict[str, str] = {}
     files: list[Path] = []
     if bundled:
         files.append(bundled_path())
@@ -638,5 +685,5 @@ def load_catalogue(extra: Iterable[Path] = (), *, user: bool = True, bundled: bo
         files.extend(user_signature_files())
     files.extend(Path(p) for p in extra)
     for path in files:
-        _merge_file(path, signatures, categories)
+        _merge_file(path, signatures, categories, fragments)
     return _build(signatures, categories, [str(p) for p in files])

@@ -103,11 +103,12 @@ def check_catalogue(path: Path | None = None) -> tuple[list[str], int]:
             return _uncompiled(catalogue.signatures) + check_signatures(catalogue), len(catalogue.signatures)
         signatures: dict[str, Signature | None] = {}
         categories: dict[str, CategoryInfo] = {}
+        fragments: dict[str, str] = {}
         files = [bundled_path(), *user_signature_files()]
         files = [f for f in files if f.resolve() != Path(path).resolve()]
         for file in files:
-            _merge_file(file, signatures, categories)
-        ids = _merge_file(Path(path), signatures, categories)
+            _merge_file(file, signatures, categories, fragments)
+        ids = _merge_file(Path(path), signatures, categories, fragments)
         catalogue = _build(signatures, categories, [*map(str, files), str(path)])
         live = [i for i in ids if signatures.get(i) is not None]
         checked = [s for s in catalogue.signatures if s.id in live]
