@@ -80,6 +80,7 @@ import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Literal, Protocol, get_args
 
 from rocmbuild import paths
@@ -134,6 +135,7 @@ _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
 _CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
 _TOP_KEYS = {"signature", "category", "fragments"}
 _FRAGMENT_CALL = re.compile(r"\(\?&(\w+)\)")
+_NO_FRAGMENTS: Mapping[str, str] = MappingProxyType({})
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
@@ -455,7 +457,7 @@ def _expand_fragments(text: str, fragments: Mapping[str, str], source: str, entr
 
 
 def _regexes(value: object, source: str, entry: str | None, key: str,
-             fragments: Mapping[str, str] = {}) -> tuple[Searchable, ...]:  # noqa: B006 - read only
+             fragments: Mapping[str, str] = _NO_FRAGMENTS) -> tuple[Searchable, ...]:
     """Patterns: Python's ``re`` for the bundled catalogue (compiled at first use), time-bounded ones for user files."""
     trusted = source == str(bundled_path())
     compiled: list[Searchable] = []
@@ -558,7 +560,7 @@ def _parse_fragments(table: object, source: str, known: dict[str, str]) -> None:
 
 
 def _parse_signature(table: object, source: str, index: int,
-                     fragments: Mapping[str, str] = {}) -> tuple[str, Signature | None]:  # noqa: B006 - read only
+                     fragments: Mapping[str, str] = _NO_FRAGMENTS) -> tuple[str, Signature | None]:
     if not isinstance(table, dict):
         raise _error(source, None, f"[[signature]] number {index + 1} must be a table")
     entry_id = table.get("id")
