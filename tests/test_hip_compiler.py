@@ -238,7 +238,7 @@ def test_hipcc_52_alone_is_still_refused_for_gfx942_with_the_clang_route_in_the_
 @pytest.mark.clang19
 @pytest.mark.hip
 @pytest.mark.integration
-def test_clang19_without_gfx942_device_library_is_toolchain_missing_in_preflight(
+def test_clang19_without_gfx942_device_library_is_unsupported_arch_in_preflight(
         tmp_path: Path, source: Path) -> None:
     debian = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"   # Debian 12's: no oclc_isa_version_942.bc
     env = env_for(tmp_path, HIP_DEVICE_LIB_PATH=debian, HIPCXX=CLANG)
@@ -247,7 +247,7 @@ def test_clang19_without_gfx942_device_library_is_toolchain_missing_in_preflight
     check = _preflight(tmp_path / "run", "arch gfx942")
     assert "cannot find ROCm device library for gfx942" in check["detail"]
     diagnosis = summary["attempts"][0]["diagnosis"]
-    assert diagnosis["category"] == "toolchain_missing"
+    assert diagnosis["category"] == "unsupported_arch"
     todo = _events(tmp_path / "run", "failure.diagnosed")[0]["todo"]
     assert f"HIP_DEVICE_LIB_PATH={debian} has no oclc_isa_version_942.bc" in todo
 
@@ -262,7 +262,7 @@ def test_preflight_probe_follows_the_clang_and_hip_device_lib_path(device_libs: 
     env.pop("HIP_DEVICE_LIB_PATH", None)
     nolib, = preflight.check_arch_supported("/usr/bin/hipcc", Targets.parse("gfx942"), preflight.Probing(env=env),
                                            compiler=compiler)
-    assert nolib.failed and nolib.category == "toolchain_missing"
+    assert nolib.failed and nolib.category == "unsupported_arch"
     assert "export HIP_DEVICE_LIB_PATH=DIR" in nolib.todo
     ok = preflight.check_arch_supported("/usr/bin/hipcc", Targets.parse("gfx942,gfx90a"),
                                         preflight.Probing(env={**env, "HIP_DEVICE_LIB_PATH": device_libs}),
@@ -337,7 +337,7 @@ def test_device_library_and_cmake4_shapes_are_diagnosed_with_their_own_advice() 
            "'--rocm-device-lib-path', or pass '-nogpulib' to build without ROCm device library"]
     found = classify(log)
     assert (found.category, found.signature, found.line, found.fields) == (
-        "toolchain_missing", "hip-device-library-missing-for-arch", 3, {"arch": "gfx942"})
+        "unsupported_arch", "hip-device-library-missing-for-arch", 3, {"arch": "gfx942"})
     advice = next_steps(found.summary_json())
     assert "no bitcode for gfx942" in advice and "HIP_DEVICE_LIB_PATH" in advice
 

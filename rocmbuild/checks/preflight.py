@@ -211,9 +211,11 @@ def check_arch_supported(hipcc: Path | str, archs: Targets, probing: Probing = P
             checks.append(Check(name, OK, f"{compiler_text} compiles for {arch}"))
             continue
         if "device library" in message and clang:
+            # The clang knows the target but its device libraries predate it: the toolchain as
+            # installed does not support the arch (the classifier reads the build's line the same way).
             checks.append(Check(name, FAIL, f"{compiler_text} cannot compile for {arch}: {message}",
                                 todo=device_library_advice(plain, environ, compiler),
-                                category="toolchain_missing"))
+                                category="unsupported_arch"))
             continue
         if message.startswith("compile failed") or message.endswith("not found"):
             checks.append(Check(
