@@ -200,8 +200,38 @@ near_misses = ["make: frobcc: Permission denied", "make: gcc: No such file or di
     got = classify(["make: frobld: Datei oder Verzeichnis nicht gefunden"], catalogue=catalogue)
     assert (got.signature, dict(got.fields)) == ("frob-tool-missing", {"tool": "frobld"})
     assert classify(["make: frobld: Permission denied"], catalogue=catalogue).signature != "frob-tool-missing"
-    # The bundled catalogue names its shared wordings as fragments, and no pattern keeps a call unexpanded.
-    assert all("(?&" not in p.pattern for s in BUNDLED.signatures for p in (*s.patterns, *s.exclude))
+    # The bundled signatures that name a fragment read every wording of it (here, dash's and bash's ENOENT
+    # in German through cached-tool-path-gone's (?&shell_line) and (?&enoent)).
+    got = classify(["/bin/sh: Zeile 1: /opt/old/build/clang++: Datei oder Verzeichnis nicht gefunden"], catalogue=BUNDLED)
+    assert got.signature == "cached-tool-path-gone"
+
+
+def test_fragments_compile_with_the_files_engine_and_keep_a_patterns_own_group_calls(tmp_path: Path) -> None:
+    # A user file's patterns are the bounded `regex` module's, so its fragments may use what that engine
+    # takes (\p{Lu}); a name the pattern defines as a group is regex's recursion, not a fragment.
+    path = write(tmp_path / "mine.toml", """
+[fragments]
+upper_word = '\\p{Lu}\\w+'
+quoted_upper = '"(?&upper_word)"'
+
+[[signature]]
+id = "frob-missing"
+category = "toolchain_missing"
+description = "our vendored compiler is not installed"
+patterns = ['frob: (?P<name>(?&quoted_upper)) missing', 'nest (?P<p>a(?&p)?b) end']
+keywords = ["frob: ", "nest "]
+references = ["site wiki"]
+examples = ['frob: "Frobcc" missing', "nest aabb end"]
+near_misses = ['frob: "frobcc" missing']
+""")
+    catalogue = load_catalogue([path], user=False)
+    assert classify(['frob: "Frobcc" missing'], catalogue=catalogue).signature == "frob-missing"
+    assert classify(["nest aaabbb end"], catalogue=catalogue).signature == "frob-missing"
+    # A later file cannot redefine a name another file gave (the bundled enoent here).
+    again = write(tmp_path / "again.toml", "[fragments]\nenoent = 'gone'\n")
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue([again], user=False)
+    assert "fragment 'enoent' is already defined" in info.value.what
 
 
 def test_check_file_reports_examples_and_near_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -260,10 +260,20 @@ def test_preflight_probe_follows_the_clang_and_hip_device_lib_path(device_libs: 
     assert compiler is not None and compiler.llvm_bin == LLVM19
     env = {**os.environ, "HIP_PLATFORM": "amd"}
     env.pop("HIP_DEVICE_LIB_PATH", None)
+    # No device libraries found at all (none on Debian's default search path for this clang): a missing
+    # part of the toolchain, whatever the arch.
     nolib, = preflight.check_arch_supported("/usr/bin/hipcc", Targets.parse("gfx942"), preflight.Probing(env=env),
                                            compiler=compiler)
-    assert nolib.failed and nolib.category == "unsupported_arch"
+    assert nolib.failed and "device library for" not in nolib.detail, nolib
+    assert nolib.category == "toolchain_missing"
     assert "export HIP_DEVICE_LIB_PATH=DIR" in nolib.todo
+    # Debian's device libraries, which have no gfx942 ISA file: the toolchain as installed lacks the arch.
+    debian = "/usr/lib/x86_64-linux-gnu/amdgcn/bitcode"
+    old, = preflight.check_arch_supported("/usr/bin/hipcc", Targets.parse("gfx942"),
+                                         preflight.Probing(env={**env, "HIP_DEVICE_LIB_PATH": debian}),
+                                         compiler=compiler)
+    assert old.failed and "device library for gfx942" in old.detail, old
+    assert old.category == "unsupported_arch"
     ok = preflight.check_arch_supported("/usr/bin/hipcc", Targets.parse("gfx942,gfx90a"),
                                         preflight.Probing(env={**env, "HIP_DEVICE_LIB_PATH": device_libs}),
                                         compiler=compiler)

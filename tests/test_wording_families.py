@@ -1185,3 +1185,48 @@ def test_a_wrong_git_ref_behind_a_download_stamp_is_not_read_as_the_network() ->
               "cd /b/deps && /usr/bin/cmake -P /b/deps/src/rocprim-stamp/rocprim-gitclone.cmake\n"
               "fatal: invalid reference: v9.9")
     assert got.signature != "externalproject-download-step-failed", got
+
+
+# ------------------------------------------------------------------- CMake's find_package, the rest of its texts
+
+def test_a_config_that_declares_its_package_not_found_stops_a_configure() -> None:
+    # cmFindPackageCommand: the config file was found but set <pkg>_FOUND to FALSE (a missing Boost variant,
+    # ROCm/MIVisionX#369); CMake wraps the message after the package name's line.
+    read_as("CMake Error at /usr/local/lib/cmake/Boost-1.72.0/BoostConfig.cmake:120 (find_package):\n"
+            "  Found package configuration file:\n\n"
+            "    /usr/local/lib/cmake/boost_filesystem-1.72.0/boost_filesystem-config.cmake\n\n"
+            "  but it set boost_filesystem_FOUND to FALSE so package \"boost_filesystem\" is\n"
+            "  considered to be NOT FOUND.  Reason given by package:",
+            "toolchain_missing", "cmake-could-not-find-package", 6)
+
+
+def test_the_same_text_for_an_optional_package_is_taken_back_when_the_configure_goes_on() -> None:
+    got = run("CMake Warning at CMakeLists.txt:40 (find_package):\n"
+              "  but it set Boost_FOUND to FALSE so package \"Boost\" is\n"
+              "  considered to be NOT FOUND.\n"
+              "-- Configuring done\n"
+              "-- Generating done\n"
+              "[ 10%] Building CXX object CMakeFiles/x.dir/x.cpp.o\n"
+              "/src/x.cpp:3:1: error: use of undeclared identifier 'frob'")
+    assert got.signature != "cmake-could-not-find-package" and got.category == "unknown", got
+
+
+@pytest.mark.parametrize(("line", "package"), [
+    ("  Could not find a configuration file for package \"hsakmt\" that is compatible", "hsakmt"),
+    ("  Could not find a configuration file for package \"rocm-cmake\" that is", "rocm-cmake"),
+])
+def test_a_config_of_an_unusable_version_is_a_missing_toolchain_part_wherever_cmake_wraps_it(
+        line: str, package: str) -> None:
+    got = read_as("CMake Error at CMakeLists.txt:97 (find_package):\n" + line, "toolchain_missing",
+                  "cmake-rocm-package-missing", 2)
+    assert got.fields["package"] == package
+
+
+def test_a_config_cmake_rejects_for_version_unknown_is_the_packages_own_bug() -> None:
+    # ROCm/rocm-cmake#47: ROCMConfig.cmake shipped without a version file.
+    got = run("CMake Error at CMakeLists.txt:10 (find_package):\n"
+              "  Could not find a configuration file for package \"ROCM\" that is compatible\n"
+              "  with requested version \"0.5\".\n\n"
+              "  The following configuration files were considered but not accepted:\n\n"
+              "    /opt/rocm/share/rocm/cmake/ROCMConfig.cmake, version: unknown")
+    assert got.category == "unknown", got

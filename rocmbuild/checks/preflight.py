@@ -211,11 +211,13 @@ def check_arch_supported(hipcc: Path | str, archs: Targets, probing: Probing = P
             checks.append(Check(name, OK, f"{compiler_text} compiles for {arch}"))
             continue
         if "device library" in message and clang:
-            # The clang knows the target but its device libraries predate it: the toolchain as
-            # installed does not support the arch (the classifier reads the build's line the same way).
+            # "... device library for gfxNNN": the clang knows the target but its device libraries predate
+            # it, so the toolchain as installed does not support the arch; no device library at all is a
+            # missing part of the toolchain.  The classifier reads the build's line the same way.
             checks.append(Check(name, FAIL, f"{compiler_text} cannot compile for {arch}: {message}",
                                 todo=device_library_advice(plain, environ, compiler),
-                                category="unsupported_arch"))
+                                category="unsupported_arch" if "device library for" in message
+                                else "toolchain_missing"))
             continue
         if message.startswith("compile failed") or message.endswith("not found"):
             checks.append(Check(

@@ -60,8 +60,9 @@ replaces the category's advice; ``{field}`` placeholders take the captures).
 
 A wording that several signatures share (strerror(ENOENT) in six languages, the local services a
 network signature must not read as the network) is written once, as a fragment, and named in a
-pattern as ``(?&name)`` (PCRE's syntax for "this named subpattern here", which Python's ``re``
-rejects, so it can never be mistaken for a pattern's own text)::
+pattern as ``(?&name)`` (PCRE's syntax for "this named subpattern here").  A user file's pattern that
+calls one of its own groups that way (the ``regex`` module's recursion) keeps doing so: a name the
+pattern defines as a group is never taken for a fragment.  A fragment may name fragments defined before it::
 
     [fragments]
     enoent = 'No such file or directory|Нет такого файла или каталога|...'
@@ -69,7 +70,8 @@ rejects, so it can never be mistaken for a pattern's own text)::
     patterns = ['^make: (?P<path>[^:]+): (?&enoent)$']  # read as ^make: (?P<path>[^:]+): (?:No such...|...)$
 
 A file sees its own fragments and those of the files loaded before it (a user file can use the
-bundled ones).
+bundled ones); a name is defined once (a later file redefining ``enoent`` is refused, so a bundled
+signature and a user's can never read the same call two ways).
 """
 
 from __future__ import annotations
@@ -444,9 +446,15 @@ def _strings(value: object, source: str, entry: str | None, key: str) -> tuple[s
 
 
 def _expand_fragments(text: str, fragments: Mapping[str, str], source: str, entry: str | None) -> str:
-    """``text`` with each ``(?&name)`` replaced by the fragment's ``(?:...)``."""
+    """``text`` with each ``(?&name)`` replaced by the fragment's ``(?:...)``.
+
+    A name the pattern itself defines as a group is left alone (the ``regex`` module's recursion)."""
+    own_groups = set(re.findall(r"\(\?P?<(\w+)>", text))
+
     def one(call: re.Match[str]) -> str:
         name = call.group(1)
+        if name in own_groups:
+            return call.group(0)
         if name not in fragments:
             raise _error(source, entry, f"pattern {text!r} names the fragment '{name}', which no [fragments] table "
                                         "loaded so far defines",
@@ -546,15 +554,23 @@ def _parse_category(name: str, table: object, source: str, base: CategoryInfo | 
 
 
 def _parse_fragments(table: object, source: str, known: dict[str, str]) -> None:
-    """Add ``source``'s ``[fragments]`` (name -> regex text) to ``known``; each must compile on its own."""
+    """Add ``source``'s ``[fragments]`` (name -> regex text) to ``known``.
+
+    Each may name fragments defined before it, and must compile on its own with the engine the file's
+    patterns use (``re`` for the bundled file, the bounded ``regex`` for the user's)."""
     if not isinstance(table, dict):
         raise _error(source, None, "'fragments' must be a table of name = 'regex' entries")
+    trusted = source == str(bundled_path())
     for name, text in table.items():
         if not isinstance(text, str) or not re.fullmatch(r"\w+", name):
             raise _error(source, None, f"fragment '{name}' must be a word naming a regex string")
+        if name in known:
+            raise _error(source, None, f"fragment '{name}' is already defined by a file loaded earlier",
+                         todo=f"give the fragment in {source} a name of its own")
+        text = _expand_fragments(text, known, source, None)
         try:
-            re.compile(text)
-        except re.error as exc:
+            re.compile(text) if trusted else compile_user_pattern(text)
+        except (re.error, ValueError) as exc:
             raise _error(source, None, f"invalid regex in fragment '{name}': {text!r}: {exc}") from exc
         known[name] = text
 
