@@ -202,7 +202,8 @@ near_misses = ["make: frobcc: Permission denied", "make: gcc: No such file or di
     assert classify(["make: frobld: Permission denied"], catalogue=catalogue).signature != "frob-tool-missing"
     # The bundled signatures that name a fragment read every wording of it (here, dash's and bash's ENOENT
     # in German through cached-tool-path-gone's (?&shell_line) and (?&enoent)).
-    got = classify(["/bin/sh: Zeile 1: /opt/old/build/clang++: Datei oder Verzeichnis nicht gefunden"], catalogue=BUNDLED)
+    german = "/bin/sh: Zeile 1: /opt/old/build/clang++: Datei oder Verzeichnis nicht gefunden"
+    got = classify([german], catalogue=BUNDLED)
     assert got.signature == "cached-tool-path-gone"
 
 
