@@ -1230,3 +1230,52 @@ def test_a_config_cmake_rejects_for_version_unknown_is_the_packages_own_bug() ->
               "  The following configuration files were considered but not accepted:\n\n"
               "    /opt/rocm/share/rocm/cmake/ROCMConfig.cmake, version: unknown")
     assert got.category == "unknown", got
+
+
+# ------------------------------------------------------------------- programs a Python package provides
+
+@pytest.mark.parametrize("log", [
+    # ROCm/rocm-cmake#139 (ROCMSphinxDoc.cmake, MIGraphX), flux-framework/flux-sched#1078 (wrapped name list)
+    "CMake Error at /opt/rocm/share/rocm/cmake/ROCMSphinxDoc.cmake:10 (find_program):\n"
+    "  Could not find SPHINX_EXECUTABLE using the following names: sphinx-build",
+    "CMake Error at doc/CMakeLists.txt:7 (find_program):\n"
+    "  Could not find SPHINX using the following names: sphinx-build,\n  sphinx-build2",
+    # labapart/gattlib#147: a non-REQUIRED find_program's NOTFOUND run by make
+    "[ 63%] Generating documentation with Sphinx\n/bin/sh: 1: SPHINX_EXECUTABLE-NOTFOUND: not found",
+])
+def test_sphinx_build_missing_is_a_python_package_not_a_toolchain_part(log: str) -> None:
+    got = read_as(log, "missing_python_dependency", "python-doc-tool-not-found", 2)
+    assert "SPHINX" in got.fields["variable"]
+
+
+def test_a_c_program_find_program_misses_stays_a_missing_tool() -> None:
+    read_as("CMake Error at cmake/Docs.cmake:3 (find_program):\n"
+            "  Could not find DOXYGEN_EXECUTABLE using the following names: doxygen",
+            "toolchain_missing", "cmake-find-program-required", 1)
+
+
+# ------------------------------------------------------------------- libstdc++'s dual ABI, any library
+
+@pytest.mark.parametrize("line", [
+    "ld.lld: error: undefined symbol: hipsycl::rt::result::what[abi:cxx11]() const",   # AdaptiveCpp#985
+    "main.cpp:(.text+0x2c): undefined reference to `mylib::Config::name[abi:cxx11]() const'",
+])
+def test_an_undefined_function_with_the_new_abi_tag_is_the_dual_abi(line: str) -> None:
+    read_as("[100%] Linking CXX executable app\n" + line, "abi_mismatch", "libtorch-dual-abi-mismatch", 2)
+
+
+def test_libstdcxx_own_symbols_are_not_the_dual_abi() -> None:
+    got = run("/usr/bin/ld: /opt/x/libfoo.so: undefined reference to "
+              "`std::__cxx11::basic_string<char>::_M_replace(unsigned long, unsigned long, char const*)"
+              "@GLIBCXX_3.4.21'")
+    assert got.signature != "libtorch-dual-abi-mismatch", got
+
+
+# ------------------------------------------------------------------- LLVM's own unreachable, in any host
+
+def test_llvm_unreachable_from_an_embedded_llvm_is_a_compiler_crash() -> None:
+    # JuliaGPU/AMDGPU.jl#76 (Julia's LLVM), and the same ErrorHandling.cpp text from clang (llvm/llvm-project#165062)
+    read_as("unhandled address space\n"
+            "UNREACHABLE executed at /src/julia/deps/srccache/llvm-9.0.1/lib/Target/AMDGPU/SIISelLowering.cpp:1201!\n\n"
+            "signal (6): Aborted",
+            "compiler_crash", "llvm-crash-report", 2)
