@@ -125,6 +125,8 @@ def test_priority_order() -> None:
         (GOOD.replace("cannot locate libfoo-", "(?&no_such_fragment) libfoo-", 1), "fragment 'no_such_fragment'"),
         ("[fragments]\nbroken = '(unclosed'\n", "invalid regex in fragment 'broken'"),
         ("[fragments]\nlist = ['a']\n", "fragment 'list' must be a word naming a regex string"),
+        (GOOD.replace('priority = 90', "priority = 90\nunless_before = ['({library}']"),
+         "invalid regex in 'unless_before'"),
         ("[[signature]\n", "not valid TOML"),
     ],
 )

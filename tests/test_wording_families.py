@@ -1279,3 +1279,33 @@ def test_llvm_unreachable_from_an_embedded_llvm_is_a_compiler_crash() -> None:
             "UNREACHABLE executed at /src/julia/deps/srccache/llvm-9.0.1/lib/Target/AMDGPU/SIISelLowering.cpp:1201!\n\n"
             "signal (6): Aborted",
             "compiler_crash", "llvm-crash-report", 2)
+
+
+# ------------------------------------------------------------------- a package's own module, not a dependency
+
+@pytest.mark.parametrize("log", [
+    # cupy/cupy#4218: the ROCm build skipped cupy's own cub module
+    "  File \"/env/lib/python3.7/site-packages/cupy/__init__.py\", line 20, in <module>\n"
+    "    from cupy import core  # NOQA\n"
+    "  File \"cupy/core/_cub_reduction.pyx\", line 1, in init cupy.core._cub_reduction\n"
+    "ModuleNotFoundError: No module named 'cupy.cuda.cub'",
+    # ROCm/aiter's installed package without its ops module
+    "  File \"/usr/local/lib/python3.12/dist-packages/aiter/__init__.py\", line 15, in <module>\n"
+    "    from .ops.enum import *\n"
+    "ModuleNotFoundError: No module named 'aiter.ops'",
+])
+def test_a_packages_own_submodule_missing_after_its_own_frames_is_not_a_dependency(log: str) -> None:
+    got = run("Traceback (most recent call last):\n" + log)
+    assert got.signature != "module-not-found" and got.category == "unknown", got
+
+
+@pytest.mark.parametrize(("log", "module"), [
+    ("  File \"/opt/python/lib/python3.11/site-packages/wheel/bdist_wheel.py\", line 11, in <module>\n"
+     "    from setuptools.command.bdist_wheel import bdist_wheel as bdist_wheel\n"
+     "ModuleNotFoundError: No module named 'setuptools.command.bdist_wheel'", "setuptools.command.bdist_wheel"),
+    ("  File \"setup.py\", line 3, in <module>\n    from Cython.Build import cythonize\n"
+     "ImportError: No module named Cython.Build", "Cython.Build"),
+])
+def test_another_packages_module_after_the_frames_is_still_a_missing_dependency(log: str, module: str) -> None:
+    got = read_as("Traceback (most recent call last):\n" + log, "missing_python_dependency", "module-not-found")
+    assert got.fields["module"] == module

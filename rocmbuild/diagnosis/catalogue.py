@@ -54,7 +54,9 @@ asked for with ``-DCMAKE_<LANG>_COMPILER=``; a cached path the build no longer a
 it asks for that does not exist is a missing toolchain), ``wording`` (which tool's source the wording
 is taken from, e.g. ``ROCm/clr hipamd/src/hip_error.cpp``: signatures match a tool's message family,
 not one pasted phrasing),
-``enabled = false`` (a user file switching a bundled signature off), ``advice``
+``unless_before`` (regexes over the match's own ``{field}`` values, escaped: a line among the six
+before the match that one finds takes the match back, e.g. a traceback frame inside the very package
+whose submodule is "missing"), ``enabled = false`` (a user file switching a bundled signature off), ``advice``
 (what to do when this signature, not just its category, is the cause: it
 replaces the category's advice; ``{field}`` placeholders take the captures).
 
@@ -131,13 +133,14 @@ _SIGNATURE_KEYS = {
     "id", "category", "description", "patterns", "exclude", "priority", "fallback", "retryable",
     "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within",
     "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone", "wording", "host",
-    "if_requested",
+    "if_requested", "unless_before",
 }
 _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
 _CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
 _TOP_KEYS = {"signature", "category", "fragments"}
 _FRAGMENT_CALL = re.compile(r"\(\?&(\w+)\)")
 _NO_FRAGMENTS: Mapping[str, str] = MappingProxyType({})
+_FIELD_PLACEHOLDER = re.compile(r"\{(\w+)\}")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
@@ -181,7 +184,23 @@ class Signature:
     wording: str = ""  # where the wording comes from: the tool's source that prints it (file / function)
     host: str = ""     # "rocm" / "not-rocm": the reading holds only on / off a ROCm host (known or shown by the log)
     if_requested: str = ""  # the category when the captured `compiler` is the one the build asked for (-D...=)
+    unless_before: tuple[str, ...] = ()  # regex templates over the match's {fields}: one found before takes it back
     source: str = ""
+
+    def taken_back_by(self, fields: Mapping[str, str], before: Sequence[str]) -> bool:
+        """Does a line before the match show what ``unless_before`` describes, with this match's fields?
+
+        The fields are the match's own values, escaped: ``No module named 'cupy.cuda.cub'`` after a
+        traceback frame inside ``cupy/`` is cupy's own module missing (a build that skipped it), not a
+        dependency to install (cupy/cupy#4218)."""
+        for template in self.unless_before:
+            names = _FIELD_PLACEHOLDER.findall(template)
+            if not all(fields.get(name) for name in names):
+                continue  # a field this match did not capture: the template says nothing about it
+            found = re.compile(_FIELD_PLACEHOLDER.sub(lambda m: re.escape(fields[m.group(1)]), template))
+            if any(found.search(line) for line in before):
+                return True
+        return False
 
     def match(self, text: str) -> dict[str, str] | None:
         """The captured fields when ``text`` is this failure, else None."""
@@ -480,6 +499,23 @@ def _regexes(value: object, source: str, entry: str | None, key: str,
     return tuple(compiled)
 
 
+def _unless_before(value: object, source: str, entry: str | None, fragments: Mapping[str, str]) -> tuple[str, ...]:
+    """``unless_before`` templates: regexes over the match's ``{field}`` values (filled in, escaped, per match).
+
+    Checked here with each placeholder standing for a plain word, with the engine the file's patterns use."""
+    templates = []
+    trusted = source == str(bundled_path())
+    for text in _strings(value, source, entry, "unless_before"):
+        text = _expand_fragments(text, fragments, source, entry)
+        probe = _FIELD_PLACEHOLDER.sub("x", text)
+        try:
+            re.compile(probe) if trusted else compile_user_pattern(probe)
+        except (re.error, ValueError) as exc:
+            raise _error(source, entry, f"invalid regex in 'unless_before': {text!r}: {exc}") from exc
+        templates.append(text)
+    return tuple(templates)
+
+
 def _one_line(value: object, source: str, entry: str | None, key: str) -> str:
     if not isinstance(value, str):
         raise _error(source, entry, f"'{key}' must be a string")
@@ -637,6 +673,7 @@ def _parse_signature(table: object, source: str, index: int,
         wording=_one_line(table.get("wording", ""), source, label, "wording"),
         host=_host(table.get("host", ""), source, label),
         if_requested=_if_requested(table.get("if_requested", ""), source, label),
+        unless_before=_unless_before(table.get("unless_before", []), source, label, fragments),
         source=source,
     )
     return entry_id, sig

@@ -343,7 +343,7 @@ class Classifier:
         matched = False
         for sig in self.catalogue.plausible(text):
             fields = sig.match_candidate(text)
-            if fields is not None:
+            if fields is not None and not (sig.unless_before and sig.taken_back_by(fields, before)):
                 matched = True
                 want = max(want, self._record(sig, number, text, fields, before))
         if not matched and len(self._plain) < 3:
