@@ -237,6 +237,36 @@ near_misses = ['frob: "frobcc" missing']
     assert "fragment 'enoent' is already defined" in info.value.what
 
 
+def test_unless_before_fills_in_the_matchs_own_fields_escaped_and_on_the_files_engine(tmp_path: Path) -> None:
+    # A user file: the template uses a regex-module-only escape (\\p{Lu}) and a quantifier, which are not
+    # placeholders; the field's value holds regex metacharacters, matched literally.
+    path = write(tmp_path / "mine.toml", """
+[[signature]]
+id = "frob-missing"
+category = "missing_library"
+description = "a vendored library is missing"
+patterns = ['cannot locate lib(?P<library>[\\w+.]+)(?: for (?P<arch>gfx\\w+))?']
+keywords = ["cannot locate"]
+unless_before = ['^\\p{Lu}\\w{2} optional: {library}$', '^skipped for {arch}']
+references = ["site wiki"]
+examples = ["cannot locate libfoo"]
+""")
+    catalogue = load_catalogue([path], user=False)
+    sig = catalogue.get("frob-missing")
+    assert sig.taken_back_by({"library": "c++.so"}, ["Got optional: c++.so"])
+    assert not sig.taken_back_by({"library": "c++.so"}, ["Got optional: cxxxso"])  # escaped, not a regex
+    # A template whose field this match did not capture says nothing.
+    assert not sig.taken_back_by({"library": "foo"}, ["skipped for gfx942"])
+    got = classify(["Got optional: c++.so", "cannot locate libc++.so"], catalogue=catalogue)
+    assert got.signature != "frob-missing", got
+    assert classify(["cannot locate libc++.so"], catalogue=catalogue).signature == "frob-missing"
+    # A placeholder no pattern captures is refused at load.
+    bad = write(tmp_path / "bad.toml", GOOD.replace("priority = 90", "priority = 90\nunless_before = ['{libary}']"))
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue([bad], user=False)
+    assert "names {libary}, which no pattern captures" in info.value.what
+
+
 def test_check_file_reports_examples_and_near_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty"))
     assert check_file(write(tmp_path / "good.toml", GOOD)) == []

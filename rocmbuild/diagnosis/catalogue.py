@@ -54,10 +54,11 @@ asked for with ``-DCMAKE_<LANG>_COMPILER=``; a cached path the build no longer a
 it asks for that does not exist is a missing toolchain), ``wording`` (which tool's source the wording
 is taken from, e.g. ``ROCm/clr hipamd/src/hip_error.cpp``: signatures match a tool's message family,
 not one pasted phrasing),
-``unless_before`` (regexes over the match's own ``{field}`` values, escaped: a line among the six
-before the match that one finds takes the match back, e.g. a traceback frame inside the very package
-whose submodule is "missing"), ``enabled = false`` (a user file switching a bundled signature off), ``advice``
-(what to do when this signature, not just its category, is the cause: it
+``unless_before`` (regexes over the match's own ``{field}`` values, filled in escaped: any of the six
+lines before the match that one finds takes the match back, e.g. a traceback frame inside the very
+package whose submodule is "missing"; a template naming a field the match did not capture is skipped,
+and each ``{name}`` must be a named group of the patterns), ``enabled = false`` (a user file switching
+a bundled signature off), ``advice`` (what to do when this signature, not just its category, is the cause: it
 replaces the category's advice; ``{field}`` placeholders take the captures).
 
 A wording that several signatures share (strerror(ENOENT) in six languages, the local services a
@@ -140,7 +141,8 @@ _CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
 _TOP_KEYS = {"signature", "category", "fragments"}
 _FRAGMENT_CALL = re.compile(r"\(\?&(\w+)\)")
 _NO_FRAGMENTS: Mapping[str, str] = MappingProxyType({})
-_FIELD_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+# {field}; neither a quantifier ({2}, {1,3}) nor a regex-module property (\p{Lu}, \N{...}) is one
+_FIELD_PLACEHOLDER = re.compile(r"(?<!\\[pPN])\{([A-Za-z_]\w*)\}")
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
@@ -193,11 +195,14 @@ class Signature:
         The fields are the match's own values, escaped: ``No module named 'cupy.cuda.cub'`` after a
         traceback frame inside ``cupy/`` is cupy's own module missing (a build that skipped it), not a
         dependency to install (cupy/cupy#4218)."""
+        trusted = self.source == str(bundled_path())
         for template in self.unless_before:
             names = _FIELD_PLACEHOLDER.findall(template)
             if not all(fields.get(name) for name in names):
                 continue  # a field this match did not capture: the template says nothing about it
-            found = re.compile(_FIELD_PLACEHOLDER.sub(lambda m: re.escape(fields[m.group(1)]), template))
+            pattern = _FIELD_PLACEHOLDER.sub(lambda m: re.escape(fields[m.group(1)]), template)
+            # A user's template runs on the bounded engine its patterns run on (checked at load).
+            found: Searchable = re.compile(pattern) if trusted else compile_user_pattern(pattern)
             if any(found.search(line) for line in before):
                 return True
         return False
@@ -499,14 +504,21 @@ def _regexes(value: object, source: str, entry: str | None, key: str,
     return tuple(compiled)
 
 
-def _unless_before(value: object, source: str, entry: str | None, fragments: Mapping[str, str]) -> tuple[str, ...]:
+def _unless_before(value: object, source: str, entry: str | None, fragments: Mapping[str, str],
+                   patterns: Sequence[Searchable]) -> tuple[str, ...]:
     """``unless_before`` templates: regexes over the match's ``{field}`` values (filled in, escaped, per match).
 
-    Checked here with each placeholder standing for a plain word, with the engine the file's patterns use."""
+    Each placeholder must name a group of the signature's patterns; the template is checked with each
+    placeholder standing for a plain word, with the engine the file's patterns use."""
     templates = []
     trusted = source == str(bundled_path())
+    groups = {name for p in patterns for name in re.findall(r"\(\?P?<(\w+)>", p.pattern)}
     for text in _strings(value, source, entry, "unless_before"):
         text = _expand_fragments(text, fragments, source, entry)
+        unknown = sorted(set(_FIELD_PLACEHOLDER.findall(text)) - groups)
+        if unknown:
+            raise _error(source, entry, f"'unless_before' {text!r} names {{{unknown[0]}}}, which no pattern captures",
+                         todo=f"use one of the patterns' named groups: {', '.join(sorted(groups)) or 'none'}")
         probe = _FIELD_PLACEHOLDER.sub("x", text)
         try:
             re.compile(probe) if trusted else compile_user_pattern(probe)
@@ -673,7 +685,7 @@ def _parse_signature(table: object, source: str, index: int,
         wording=_one_line(table.get("wording", ""), source, label, "wording"),
         host=_host(table.get("host", ""), source, label),
         if_requested=_if_requested(table.get("if_requested", ""), source, label),
-        unless_before=_unless_before(table.get("unless_before", []), source, label, fragments),
+        unless_before=_unless_before(table.get("unless_before", []), source, label, fragments, patterns),
         source=source,
     )
     return entry_id, sig
