@@ -12,13 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from rocmbuild.diagnosis.catalogue import Category
 from rocmbuild.loop.ladder import FailedAttempt
 from rocmbuild.loop.verdict import RUNNING_JOBS_BOUND_S, Recognised, Standing, continuing_helps, early_verdict
 
 ROCMBUILD = str(Path(sys.executable).parent / "rocmbuild")
 
 
-def verdict(category: str, ladder: tuple[str, ...], history: tuple[FailedAttempt, ...] = (), *,
+def verdict(category: Category, ladder: tuple[str, ...], history: tuple[FailedAttempt, ...] = (), *,
             retryable: bool = True, cache_on: bool = False, max_attempts: int = 6):
     return early_verdict(Recognised(category=category, text="the line", fingerprint="fp", retryable=retryable,
                                     ladder=ladder, progress_done=10),

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from rocmbuild.diagnosis.catalogue import category_or_unknown, known_remedies
+from rocmbuild.diagnosis.catalogue import Category, known_remedies
 from rocmbuild.loop.ladder import FailedAttempt, compiled_anything, decide
 
 # How long jobs already running may go on after the decisive line when a remedy follows and their
@@ -54,7 +54,7 @@ def continuing_helps(remedy: str | None, cache_on: bool) -> bool:
 class Recognised:
     """The failure recognised so far in the running attempt, as the ladder will see it."""
 
-    category: str
+    category: Category
     text: str
     fingerprint: str
     retryable: bool
@@ -91,7 +91,7 @@ def early_verdict(failure: Recognised, standing: Standing) -> Verdict:
     what = f"{category} ({text})" if text else category
     if standing.fail_fast or not retryable or failure.decisive:
         return Verdict(0.0, f"fail-fast: {what}")
-    attempt = FailedAttempt(number=standing.number, ended="exited", category=category_or_unknown(category),
+    attempt = FailedAttempt(number=standing.number, ended="exited", category=category,
                             fingerprint=failure.fingerprint, retryable=retryable, ladder=known_remedies(failure.ladder),
                             compiled=compiled_anything(None, failure.progress_done, failure.progress_percent,
                                                        category),
