@@ -143,6 +143,7 @@ _FRAGMENT_CALL = re.compile(r"\(\?&(\w+)\)")
 _NO_FRAGMENTS: Mapping[str, str] = MappingProxyType({})
 # {field}; neither a quantifier ({2}, {1,3}) nor a regex-module property (\p{Lu}, \N{...}) is one
 _FIELD_PLACEHOLDER = re.compile(r"(?<!\\[pPN])\{([A-Za-z_]\w*)\}")
+_GROUP_NAME = re.compile(r"\(\?P?<(\w+)>")  # a named group's name in a pattern's text
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
@@ -195,7 +196,7 @@ class Signature:
         The fields are the match's own values, escaped: ``No module named 'cupy.cuda.cub'`` after a
         traceback frame inside ``cupy/`` is cupy's own module missing (a build that skipped it), not a
         dependency to install (cupy/cupy#4218)."""
-        trusted = self.source == str(bundled_path())
+        trusted = _is_bundled(self.source)
         for template in self.unless_before:
             names = _FIELD_PLACEHOLDER.findall(template)
             if not all(fields.get(name) for name in names):
@@ -441,6 +442,11 @@ def bundled_path() -> Path:
     return paths.package_dir() / BUNDLED_NAME
 
 
+def _is_bundled(source: str) -> bool:
+    """Is ``source`` the bundled catalogue (trusted: Python's ``re``), not a user's file (the bounded ``regex``)?"""
+    return source == str(bundled_path())
+
+
 def user_signature_dir() -> Path:
     """``$XDG_CONFIG_HOME/rocmbuild/signatures`` (platformdirs honours XDG_CONFIG_HOME)."""
     return paths.config_dir("signatures")
@@ -473,7 +479,7 @@ def _expand_fragments(text: str, fragments: Mapping[str, str], source: str, entr
     """``text`` with each ``(?&name)`` replaced by the fragment's ``(?:...)``.
 
     A name the pattern itself defines as a group is left alone (the ``regex`` module's recursion)."""
-    own_groups = set(re.findall(r"\(\?P?<(\w+)>", text))
+    own_groups = set(_GROUP_NAME.findall(text))
 
     def one(call: re.Match[str]) -> str:
         name = call.group(1)
@@ -491,7 +497,7 @@ def _expand_fragments(text: str, fragments: Mapping[str, str], source: str, entr
 def _regexes(value: object, source: str, entry: str | None, key: str,
              fragments: Mapping[str, str] = _NO_FRAGMENTS) -> tuple[Searchable, ...]:
     """Patterns: Python's ``re`` for the bundled catalogue (compiled at first use), time-bounded ones for user files."""
-    trusted = source == str(bundled_path())
+    trusted = _is_bundled(source)
     compiled: list[Searchable] = []
     for text in _strings(value, source, entry, key):
         text = _expand_fragments(text, fragments, source, entry)
@@ -511,8 +517,8 @@ def _unless_before(value: object, source: str, entry: str | None, fragments: Map
     Each placeholder must name a group of the signature's patterns; the template is checked with each
     placeholder standing for a plain word, with the engine the file's patterns use."""
     templates = []
-    trusted = source == str(bundled_path())
-    groups = {name for p in patterns for name in re.findall(r"\(\?P?<(\w+)>", p.pattern)}
+    trusted = _is_bundled(source)
+    groups = {name for p in patterns for name in _GROUP_NAME.findall(p.pattern)}
     for text in _strings(value, source, entry, "unless_before"):
         text = _expand_fragments(text, fragments, source, entry)
         unknown = sorted(set(_FIELD_PLACEHOLDER.findall(text)) - groups)
@@ -608,7 +614,7 @@ def _parse_fragments(table: object, source: str, known: dict[str, str]) -> None:
     patterns use (``re`` for the bundled file, the bounded ``regex`` for the user's)."""
     if not isinstance(table, dict):
         raise _error(source, None, "'fragments' must be a table of name = 'regex' entries")
-    trusted = source == str(bundled_path())
+    trusted = _is_bundled(source)
     for name, text in table.items():
         if not isinstance(text, str) or not re.fullmatch(r"\w+", name):
             raise _error(source, None, f"fragment '{name}' must be a word naming a regex string")
