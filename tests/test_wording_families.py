@@ -702,10 +702,10 @@ def test_a_versioned_path_under_opt_rocm_is_left_to_the_stale_cache_readings() -
 
 def test_a_missing_needed_library_outranks_its_versioned_references() -> None:
     # ld found no libhsa-runtime64 at all: the library is missing, the versioned references follow from it
-    got = run("/usr/bin/ld: warning: libhsa-runtime64.so.1, needed by /opt/rocm/lib/libamdhip64.so, not found "
-              "(try using -rpath or -rpath-link)\n"
-              "/usr/bin/ld: /opt/rocm/lib/libamdhip64.so: undefined reference to `hsa_init@ROCR_1'")
-    assert (got.category, got.signature) == ("missing_library", "ld-needed-by-not-found"), got
+    read_as("/usr/bin/ld: warning: libhsa-runtime64.so.1, needed by /opt/rocm/lib/libamdhip64.so, not found "
+            "(try using -rpath or -rpath-link)\n"
+            "/usr/bin/ld: /opt/rocm/lib/libamdhip64.so: undefined reference to `hsa_init@ROCR_1'",
+            "missing_library", "ld-needed-by-not-found")
 
 
 def test_glibcs_own_version_nodes_are_not_read_as_library_skew() -> None:
@@ -745,12 +745,11 @@ def test_a_build_trees_own_targets_file_is_not_a_missing_rocm() -> None:
 def test_findhips_fatal_error_is_a_hip_root_it_cannot_find() -> None:
     # HIP's FindHIP.cmake: message(FATAL_ERROR "Specify HIP_ROOT_DIR") when bin/hipconfig is not found
     # (rocm-arch/rocm-arch#878, ROCm/hipSOLVER#66, ROCm/hip#3019)
-    got = run("-- BUILD_WITH_COMPILER = HIP-CLANG\n"
-              "CMake Error at /opt/rocm/lib/cmake/hip/FindHIP.cmake:71 (message):\n"
-              "  Specify HIP_ROOT_DIR\n"
-              "Call Stack (most recent call first):\n  cmake/dependencies.cmake:44 (find_package)\n\n"
-              "-- Configuring incomplete, errors occurred!")
-    assert (got.category, got.signature, got.line) == ("toolchain_missing", "findhip-fatal", 2), got
+    got = read_as("-- BUILD_WITH_COMPILER = HIP-CLANG\n"
+                  "CMake Error at /opt/rocm/lib/cmake/hip/FindHIP.cmake:71 (message):\n"
+                  "  Specify HIP_ROOT_DIR\n"
+                  "Call Stack (most recent call first):\n  cmake/dependencies.cmake:44 (find_package)\n\n"
+                  "-- Configuring incomplete, errors occurred!", "toolchain_missing", "findhip-fatal", 2)
     assert got.fields.get("message") == "Specify HIP_ROOT_DIR"
     # A project's own FindHIP.cmake failing to include HIP's is the include-file reading, not this one.
     own = run("CMake Error at cmake/FindHIP.cmake:25 (include):\n  include could not find requested file:\n\n"
@@ -816,10 +815,9 @@ def test_cmakes_required_find_failures_name_the_command(command: str, category: 
                                                         field: str) -> None:
     # cmFindBase.cxx since CMake 3.18 (nluhmann/BlastFrost#8, ScientificC/cmathl#40): the header names the command
     name = "OpenCL" if command == "find_library" else "rpmbuild"
-    got = run(f"-- Detecting CXX compile features - done\nCMake Error at CMakeLists.txt:28 ({command}):\n"
-              f"  Could not find {field} using the following names: {name}\n\n\n"
-              "-- Configuring incomplete, errors occurred!")
-    assert (got.category, got.signature, got.line) == (category, signature, 2), got
+    got = read_as(f"-- Detecting CXX compile features - done\nCMake Error at CMakeLists.txt:28 ({command}):\n"
+                  f"  Could not find {field} using the following names: {name}\n\n\n"
+                  "-- Configuring incomplete, errors occurred!", category, signature, 2)
     assert got.fields.get("variable") == field
     assert got.fields.get("library" if command == "find_library" else "program") == name
 
@@ -912,8 +910,7 @@ def test_more_tool_wordings_ahead_of_the_batches(log: str, category: str, signat
     ("fatal: early EOF", "git-transfer-failed"),
 ])
 def test_network_wordings_that_hold_no_error_keyword_are_still_read(log: str, signature: str) -> None:
-    got = run(log)
-    assert (got.category, got.signature) == ("network", signature), got
+    read_as(log, "network", signature)
 
 
 @pytest.mark.parametrize("log", [
@@ -977,10 +974,10 @@ def test_a_failed_externalproject_download_stamp_is_a_medium_network_guess() -> 
 
 def test_a_find_module_that_cannot_find_an_llvm_tool_is_a_missing_toolchain_program() -> None:
     # a project's FindLLVM/FindHIP message naming the LLVM/ROCm program it looked for (CHIP-SPV/chipStar#304)
-    got = run("CMake Error at cmake/FindLLVM.cmake:105 (message):\n"
-              "  Can't find llvm-spirv at /usr/bin.  Please install it into that directory,\n"
-              "  or provide explicit path with -DLLVM_SPIRV_BINARY=\n")
-    assert (got.category, got.signature, got.line) == ("toolchain_missing", "hip-tool-not-found", 2), got
+    got = read_as("CMake Error at cmake/FindLLVM.cmake:105 (message):\n"
+                  "  Can't find llvm-spirv at /usr/bin.  Please install it into that directory,\n"
+                  "  or provide explicit path with -DLLVM_SPIRV_BINARY=\n",
+                  "toolchain_missing", "hip-tool-not-found", 2)
     assert got.fields.get("tool") == "llvm-spirv"
     library = run("CMake Error at cmake/FindLLVM.cmake:80 (message):\n  Could not find llvm-config library directory\n")
     assert library.signature != "hip-tool-not-found", library
@@ -989,8 +986,8 @@ def test_a_find_module_that_cannot_find_an_llvm_tool_is_a_missing_toolchain_prog
 @pytest.mark.parametrize("symbol", ["_Py_ZeroStruct", "_Py_NoneStruct", "PyUnicode_AsUTF8", "Py_InitModule4_64"])
 def test_private_python_c_api_symbols_are_a_python_abi_skew(symbol: str) -> None:
     # a module built for another Python (ROCm/AMDMIGraphX#745's migraphx.so built for Python 2)
-    got = run(f"ImportError: /opt/rocm-3.7.0/lib/migraphx.so: undefined symbol: {symbol}")
-    assert (got.category, got.signature) == ("abi_mismatch", "undefined-symbol-python-c-api"), got
+    read_as(f"ImportError: /opt/rocm-3.7.0/lib/migraphx.so: undefined symbol: {symbol}",
+            "abi_mismatch", "undefined-symbol-python-c-api")
 
 
 # ----------------------------------------------------------------------- round 8 (the misses of b19)
@@ -1021,8 +1018,8 @@ def test_round_eight_families(log: str, category: str, signature: str, line: int
 
 
 def test_the_verifiers_own_bugs_stay_a_compiler_crash() -> None:
-    got = run("error: Illegal instruction detected: Operand has incorrect register class.")
-    assert (got.category, got.signature) == ("compiler_crash", "llvm-machine-verifier"), got
+    read_as("error: Illegal instruction detected: Operand has incorrect register class.",
+            "compiler_crash", "llvm-machine-verifier")
 
 
 def test_other_runtime_errors_through_an_examples_macro_are_not_an_arch_gap() -> None:
@@ -1040,8 +1037,7 @@ def test_other_runtime_errors_through_an_examples_macro_are_not_an_arch_gap() ->
      "  RPM package requires rpmbuild executable", "rpmbuild"),
 ])
 def test_configure_messages_naming_a_missing_build_program(log: str, tool: str) -> None:
-    got = run(log)
-    assert (got.category, got.signature, got.line) == ("toolchain_missing", "build-tool-not-found", 2), got
+    got = read_as(log, "toolchain_missing", "build-tool-not-found", 2)
     assert got.fields.get("tool") == tool
 
 
@@ -1049,19 +1045,19 @@ def test_configure_messages_naming_a_missing_build_program(log: str, tool: str) 
 
 def test_a_downloaders_http_404_for_url_is_gone_for_good() -> None:
     # the same status in another client's words (lemonade-sdk/lemonade#1902; pip's "while getting")
-    got = run("  Progress: 100% (0.0/0.0 MB)    Error: Failed to download sd-server from: https://x/y.zip\n"
-              "Last error: HTTP error 404 for URL: https://github.com/x/y/releases/download/v1/y.zip")
-    assert (got.category, got.signature) == ("network", "download-gone"), got
+    got = read_as("  Progress: 100% (0.0/0.0 MB)    Error: Failed to download sd-server from: https://x/y.zip\n"
+                  "Last error: HTTP error 404 for URL: https://github.com/x/y/releases/download/v1/y.zip",
+                  "network", "download-gone")
     assert got.fields.get("status") == "404"
 
 
 def test_therocks_configure_error_in_a_pasted_diff_block_is_read() -> None:
     # a paste in a ```diff block puts '+' before TheRock's "[component phase]" prefix (ROCm/TheRock#462)
-    got = run("+[hip-clr configure] -- Resolving system find_package(OpenGL)\n"
-              "+[hip-clr configure] CMake Error at /usr/share/cmake-3.28/Modules/FindPackageHandleStandardArgs.cmake"
-              ":230 (message):\n"
-              "+[hip-clr configure]   Could NOT find OpenGL (missing: OPENGL_opengl_LIBRARY OPENGL_glx_LIBRARY")
-    assert (got.category, got.signature, got.line) == ("toolchain_missing", "cmake-could-not-find-package", 3), got
+    read_as("+[hip-clr configure] -- Resolving system find_package(OpenGL)\n"
+            "+[hip-clr configure] CMake Error at /usr/share/cmake-3.28/Modules/FindPackageHandleStandardArgs.cmake"
+            ":230 (message):\n"
+            "+[hip-clr configure]   Could NOT find OpenGL (missing: OPENGL_opengl_LIBRARY OPENGL_glx_LIBRARY",
+            "toolchain_missing", "cmake-could-not-find-package", 3)
 
 
 # ----------------------------------------------------------------------- round 8 (the misses of b22)
@@ -1069,10 +1065,10 @@ def test_therocks_configure_error_in_a_pasted_diff_block_is_read() -> None:
 def test_a_missing_rocm_version_file_is_a_rocm_root_that_is_not_there() -> None:
     # DeepSpeed's and TensorFlow's build read <ROCm root>/.info/version(-dev) (deepspeedai/DeepSpeed#2080,
     # tensorflow/tensorflow#45733): the file missing means ROCm is not where the build looks
-    got = run("      File \"/tmp/pip-install-x/deepspeed/op_builder/builder.py\", line 192, in installed_rocm_version\n"
-              "          with open('/opt/rocm/.info/version-dev', 'r') as file:\n"
-              "      FileNotFoundError: [Errno 2] No such file or directory: '/opt/rocm/.info/version-dev'")
-    assert (got.category, got.signature, got.line) == ("toolchain_missing", "rocm-root-not-found", 3), got
+    read_as("      File \"/tmp/pip-install-x/deepspeed/op_builder/builder.py\", line 192, in installed_rocm_version\n"
+            "          with open('/opt/rocm/.info/version-dev', 'r') as file:\n"
+            "      FileNotFoundError: [Errno 2] No such file or directory: '/opt/rocm/.info/version-dev'",
+            "toolchain_missing", "rocm-root-not-found", 3)
 
 
 @pytest.mark.parametrize("enoent", ["No such file or directory", "Нет такого файла или каталога",
@@ -1092,17 +1088,17 @@ def test_a_shell_that_cannot_run_hipcc_reads_the_same_in_any_locale(enoent: str)
 
 def test_a_dll_the_loader_cannot_open_is_a_missing_runtime_library_in_any_wrapper() -> None:
     # FormatMessage(126) behind a loader's own prefix (ROCm/TheRock#1552: a renamed hipblaslt DLL)
-    got = run("Output from the failed command:\n"
-              "Failed to load amdhip64.dll: amdhip64.dll: Can't open: The specified module could not be found.  (0x7E)")
-    assert (got.category, got.signature, got.line) == ("missing_runtime_library", "windows-dll-not-found", 2), got
+    read_as("Output from the failed command:\n"
+            "Failed to load amdhip64.dll: amdhip64.dll: Can't open: The specified module could not be found.  (0x7E)",
+            "missing_runtime_library", "windows-dll-not-found", 2)
 
 
 def test_a_runners_action_download_that_timed_out_is_the_network() -> None:
     # the GitHub Actions runner's wording (pytorch/pytorch#166866)
-    got = run("Warning: Back off 28.951 seconds before retry.\n"
-              "Error: Action 'https://api.github.com/repos/x/y/tarball/335b5c7' download has timed out. "
-              "Error: The request was canceled due to the configured HttpClient.Timeout of 100 seconds elapsing.")
-    assert (got.category, got.signature) == ("network", "read-timed-out"), got
+    read_as("Warning: Back off 28.951 seconds before retry.\n"
+            "Error: Action 'https://api.github.com/repos/x/y/tarball/335b5c7' download has timed out. "
+            "Error: The request was canceled due to the configured HttpClient.Timeout of 100 seconds elapsing.",
+            "network", "read-timed-out")
 
 
 # ------------------------------------------------------- round 8's review: look-alikes the new families must leave
@@ -1111,16 +1107,14 @@ def test_a_runners_action_download_that_timed_out_is_the_network() -> None:
                                   "ImportError: numpy._core._multiarray_umath failed to import",
                                   "ImportError: numpy.core.multiarray failed to import"])
 def test_numpys_import_failure_in_each_of_its_wordings_is_abi_skew(line: str) -> None:
-    got = run(line)
-    assert (got.category, got.signature) == ("abi_mismatch", "numpy-abi-mismatch"), got
+    read_as(line, "abi_mismatch", "numpy-abi-mismatch")
 
 
 @pytest.mark.parametrize("line", ["/bin/sh: 1: /opt/old/bin/ninja: not found",
                                   "/bin/sh: 1: /home/u/b/build/g++: not found"])
 def test_an_absolute_tool_path_a_shell_cannot_run_stays_a_stale_tree(line: str) -> None:
     # dash prints the cached absolute path; the build-tool family is for a program missing from PATH
-    got = run(line)
-    assert (got.category, got.signature) == ("stale_build", "cached-tool-path-gone"), got
+    read_as(line, "stale_build", "cached-tool-path-gone")
 
 
 @pytest.mark.parametrize("line", ["./configure: line 2345: nasm: command not found", "/bin/sh: 1: ccache: not found",
@@ -1145,8 +1139,8 @@ def test_an_operation_timing_out_inside_a_sentence_is_not_a_download(line: str) 
 
 
 def test_curls_own_timeout_keeps_curls_reading() -> None:
-    got = run("curl: (28) Operation timed out after 300000 milliseconds with 0 out of 0 bytes received")
-    assert (got.category, got.signature) == ("network", "curl-transfer-error"), got
+    read_as("curl: (28) Operation timed out after 300000 milliseconds with 0 out of 0 bytes received",
+            "network", "curl-transfer-error")
 
 
 def test_powershells_missing_command_names_the_tool_in_the_advice() -> None:
@@ -1167,8 +1161,7 @@ def test_the_dll_torch_could_not_load_is_named_and_pythons_own_dll_failure_is_re
 @pytest.mark.parametrize("line", ["  couldn't find llvm-spirv in /usr/bin", "  Could not locate llvm-link",
                                   "  cannot locate hipcc on PATH"])
 def test_every_phrasing_the_find_module_pattern_allows_reaches_it(line: str) -> None:
-    got = run("CMake Error at cmake/FindLLVM.cmake:10 (message):\n" + line)
-    assert (got.category, got.signature) == ("toolchain_missing", "hip-tool-not-found"), got
+    read_as("CMake Error at cmake/FindLLVM.cmake:10 (message):\n" + line, "toolchain_missing", "hip-tool-not-found")
 
 
 def test_a_cmake_status_line_about_an_optional_probe_is_not_a_missing_tool() -> None:
@@ -1176,8 +1169,8 @@ def test_a_cmake_status_line_about_an_optional_probe_is_not_a_missing_tool() -> 
 
 
 def test_pips_resolver_exception_in_a_traceback_is_read() -> None:
-    got = run("pip._vendor.resolvelib.resolvers.ResolutionImpossible: [RequirementInformation(requirement=...)]")
-    assert (got.category, got.signature) == ("missing_python_dependency", "pip-resolution-impossible"), got
+    read_as("pip._vendor.resolvelib.resolvers.ResolutionImpossible: [RequirementInformation(requirement=...)]",
+            "missing_python_dependency", "pip-resolution-impossible")
 
 
 def test_a_wrong_git_ref_behind_a_download_stamp_is_not_read_as_the_network() -> None:
