@@ -11,6 +11,7 @@ from rocmbuild.diagnosis.catalogue import CATEGORIES, REMEDY_NAMES, load_catalog
 from rocmbuild.diagnosis.classifier import Classifier, classify
 from rocmbuild.diagnosis.signature_check import ExampleCase, check_catalogue, check_file, example_cases
 from rocmbuild.errors import CatalogueError
+from rocmbuild.process.noise import typographic_forms
 from rocmbuild.process.watcher import AUTOMATON_KEYWORDS, minimal_keywords
 
 BUNDLED = load_catalogue(user=False)
@@ -39,6 +40,24 @@ near_misses = ["found libfoo-core"]
 def test_bundled_examples_and_near_misses(case: ExampleCase) -> None:
     sig = BUNDLED.get(case.signature)
     assert (sig.match(case.line) is not None) == case.should_match
+
+
+QUOTED_EXAMPLES = [c for c in example_cases(BUNDLED) if c.should_match and ("'" in c.line or '"' in c.line)]
+
+
+@pytest.mark.parametrize("case", QUOTED_EXAMPLES, ids=lambda c: c.signature)
+def test_an_example_with_typographic_quotes_reads_the_same(case: ExampleCase) -> None:
+    """GCC in a UTF-8 locale prints ‘x’, a forum paste turns "x" into “x”: the wording is the same
+    failure, through the raw prefilter (bytes) as well as the patterns."""
+    curly = typographic_forms(case.line.encode())[-1]
+    assert curly != case.line.encode()
+    straight, typographic = classify(case.line.encode() + b"\n"), classify(curly + b"\n")
+    assert (typographic.category, typographic.signature) == (straight.category, straight.signature)
+    assert straight.signature is not None
+
+
+def test_quoted_examples_are_many() -> None:
+    assert len(QUOTED_EXAMPLES) >= 50  # the test above covers the families, not a handful
 
 
 def test_bundled_catalogue_checks_clean() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rocmbuild.process.noise import clean_line
+from rocmbuild.process.noise import clean_line, typographic_forms
 
 LD = "/usr/bin/ld: cannot find -lhipblas"
 
@@ -61,6 +61,11 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         ("  193 |   wmma::mma_sync(a, b, c, d);", "193 |   wmma::mma_sync(a, b, c, d);"),  # source snippets keep
         ("0.      Program arguments: /opt/rocm/llvm/bin/llc", "0.      Program arguments: /opt/rocm/llvm/bin/llc"),
         ("1 error generated when compiling for gfx942.", "error generated when compiling for gfx942."),
+        # GCC and ld in a UTF-8 locale; a paste through a forum or word processor
+        ("error: \u2018mode\u2019 was not declared in this scope", "error: 'mode' was not declared in this scope"),
+        ('Could not find a package configuration file provided by \u201chip\u201d',
+         'Could not find a package configuration file provided by "hip"'),
+        ("undefined reference to `hipMalloc'", "undefined reference to `hipMalloc'"),  # ld's C locale: kept
     ],
 )
 def test_clean_line(raw: str, clean: str) -> None:
@@ -80,3 +85,19 @@ def test_content_that_looks_like_a_prefix_is_kept() -> None:
     assert clean_line(line) == line
     assert clean_line("x -> y") == "x -> y"
 
+
+
+@pytest.mark.parametrize(
+    ("keyword", "forms"),
+    [
+        (b"cannot find -l", (b"cannot find -l",)),
+        (b"Running pass '", (b"Running pass '", "Running pass \u2018".encode())),
+        (b"n't find", (b"n't find", "n\u2019t find".encode())),
+        (b"'_ssl'", (b"'_ssl'", "\u2018_ssl\u2019".encode())),
+        (b'_DIR" to a directory', (b'_DIR" to a directory', "_DIR\u201d to a directory".encode())),
+    ],
+)
+def test_typographic_forms_are_what_clean_line_turns_into_the_keyword(keyword: bytes, forms: tuple[bytes, ...]) -> None:
+    assert typographic_forms(keyword) == forms
+    for form in forms:
+        assert clean_line(form.decode()) == keyword.decode().strip()

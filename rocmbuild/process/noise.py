@@ -14,7 +14,9 @@ ctest's ``3: `` test-number prefixes, spack's left column of log line numbers,
 bare elapsed-seconds prefixes (``327.4 ``, a BuildKit line whose step marker
 was not pasted), markdown fences, bold markers and stray backticks at either
 end, and issue-tracker links that replaced a crash frame's ``#7`` marker
-(``[#7](https://...)``).
+(``[#7](https://...)``).  Typographic quotes become ASCII ones (GCC and ld print ``‘x’`` in a
+UTF-8 locale and ``'x'``/```x'`` in the C locale; a forum or word processor turns ``"x"`` into
+``“x”``), so every signature's wording matches whichever quotes the log has.
 
 Lines wrapped at a fixed width cannot be rejoined from one line alone; the
 signatures keep their keywords short and their captures tolerant instead, and
@@ -25,6 +27,29 @@ tracebacks) as blocks.
 from __future__ import annotations
 
 import re
+
+# Quotes a locale or a paste made typographic, mapped to the ASCII ones the tools print in the C locale.
+# Backticks stay: ld's C-locale ``undefined reference to `x'`` is matched as it is.
+_TYPOGRAPHIC_QUOTES = str.maketrans({
+    "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
+    "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
+})
+_OPENING = {"'": "\u2018", '"': "\u201c"}
+_CLOSING = {"'": "\u2019", '"': "\u201d"}
+_ASCII_QUOTE = re.compile(r"""(?<=\w)(['"])|(['"])""")  # group 1: after a word character, a closing quote
+
+
+def typographic_forms(keyword: bytes) -> tuple[bytes, ...]:
+    """``keyword`` and the raw form a typographic paste or locale gives it, for a prefilter that runs
+    before :func:`clean_line` (``"Running pass '"`` is also found as ``"Running pass ‘"``).
+
+    A quote after a word character is a closing one (``n't`` -> ``n’t``, ``'_ssl'`` -> ``‘_ssl’``).
+    """
+    if b"'" not in keyword and b'"' not in keyword:
+        return (keyword,)
+    curly = _ASCII_QUOTE.sub(lambda m: _CLOSING[m[1]] if m[1] else _OPENING[m[2]], keyword.decode("utf-8", "replace"))
+    return (keyword, curly.encode())
+
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 # SGR / erase sequences whose ESC byte was lost in copy-paste ("[0m", "[1;31m", "[0K").
@@ -64,6 +89,8 @@ def clean_line(raw: str) -> str:
         # A progress bar redraws with \r: what a terminal shows is the last part.
         parts = [p for p in raw.split("\r") if p.strip()]
         raw = parts[-1] if parts else ""
+    if not raw.isascii():  # O(1) on CPython: most lines skip this
+        raw = raw.translate(_TYPOGRAPHIC_QUOTES)
     if "\ufeff" in raw or "\x00" in raw:
         raw = raw.replace("\ufeff", "").replace("\x00", "")
     if "←[" in raw:  # the Windows console shows a lost ESC as ← ("←[91mERROR←[0m")
