@@ -37,10 +37,16 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         (f"> > {LD}", LD),
         (f"\x1b[1m\x1b[31m{LD}\x1b[0m\x1b[K", LD),  # ANSI
         (f"[0m[1;31m{LD}[0m", LD),  # ANSI whose ESC bytes were lost
-        ("[mypy] checking", "[mypy] checking"),  # ...but brackets are not eaten
+        ("[mypy] checking", "checking"),  # a component's prefix (TheRock's "[hipBLASLt] ")
+        (f"[rocprofiler-sdk][external] {LD}", LD),
+        ("[ERROR] Exited with error code 1", "[ERROR] Exited with error code 1"),  # a level that says error stays
+        (f"[20:54:59][Step 2/2] {LD}", LD),  # TeamCity
+        ("python3.11-torch> -- Configuring incomplete, errors occurred!",
+         "-- Configuring incomplete, errors occurred!"),  # Nix's builder prefix
+        ("[end of output]", "[end of output]"),
         ("[rocprim]  #0 0x00007ff63f1b49b8 (C:\\rocm\\bin\\clang++.exe+0x1b249b8)",
          "#0 0x00007ff63f1b49b8 (C:\\rocm\\bin\\clang++.exe+0x1b249b8)"),  # TheRock's component prefix on a frame
-        ("[mypy] #1 0x10 is not a frame", "[mypy] #1 0x10 is not a frame"),
+        ("[1] #1 0x10 is not a frame", "[1] #1 0x10 is not a frame"),  # a number in brackets is not a component
         ("[12/400] Building HIP object x.o", "[12/400] Building HIP object x.o"),  # ninja status kept
         ("  50%|#####     |\r 100%|##########|\r", "100%|##########|"),  # \r redraws: the last one
         (f"{LD}\r", LD),  # CRLF

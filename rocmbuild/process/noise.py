@@ -69,7 +69,10 @@ _PREFIXES = re.compile(
       | [\w.-]+-\d+\s+\|\s                                                           # docker compose "vllm-1  | "
       | [+-]?\[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s  # TheRock's prefix,
                                                                   # "[hipBLASLt build] ", also in a pasted diff (+/-)
-      | \[[a-z][\w.+-]*\]\s+(?=\#\d+\s0x[0-9a-fA-F]{6})                            # TheRock "[rocprim]  #0 0x..." frame
+      | [+-]?\[(?!(?i:error|fatal|warn|warning|critical)\])[A-Za-z][\w.+-]*\](?:\[[\w.+-]+\])?\s+(?=\S)  # TheRock's
+          # newer "[hipBLASLt] ", "[rocprofiler-sdk][external] ", Nix-style "[rocm-smi] "; a level that says error stays
+      | (?:\[\d\d:\d\d:\d\d\])?\[Step\s\d+/\d+\]\s+                                  # TeamCity "[12:34:56][Step 2/2] "
+      | [a-z][\w.+-]*>\s                                                              # Nix's "python3.11-torch> "
       | \s*>\s?                                                                      # markdown quote
       | \s*[×│╰╭├┃║╠╚]+(?:[─━]*[>▶])?\s*                                               # pip / uv error boxes
       | \d{1,3}:\s(?=\S)                                                              # ctest "3: "
