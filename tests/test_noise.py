@@ -44,6 +44,10 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         ("python3.11-torch> -- Configuring incomplete, errors occurred!",
          "-- Configuring incomplete, errors occurred!"),  # Nix's builder prefix
         ("[end of output]", "[end of output]"),
+        # the whole paste indented as a markdown list item: each prefix is still found
+        ("    327.4  #7 0x00005ddc05095c19 clang::Parser::Parse", "#7 0x00005ddc05095c19 clang::Parser::Parse"),
+        ("    132.3   \u2570\u2500\u25b6 operation timed out", "operation timed out"),
+        (f"    [hipBLASLt] {LD}", LD),
         ("[rocprim]  #0 0x00007ff63f1b49b8 (C:\\rocm\\bin\\clang++.exe+0x1b249b8)",
          "#0 0x00007ff63f1b49b8 (C:\\rocm\\bin\\clang++.exe+0x1b249b8)"),  # TheRock's component prefix on a frame
         ("[1] #1 0x10 is not a frame", "[1] #1 0x10 is not a frame"),  # a number in brackets is not a component

@@ -105,7 +105,9 @@ def clean_line(raw: str) -> str:
     previous = None
     while previous != raw:
         previous = raw
-        raw = _PREFIXES.sub("", raw, count=1)
+        # Indentation goes first (the result is stripped anyway): a paste indented as a markdown list
+        # item still shows each prefix at the start of the line.
+        raw = _PREFIXES.sub("", raw.lstrip(), count=1)
     if raw.endswith(("`", "*")):
         raw = _TRAILING_MARKUP.sub("", raw)
     return raw.strip()
