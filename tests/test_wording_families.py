@@ -489,14 +489,16 @@ def test_a_cuda_toolkit_header_is_a_missing_toolkit_off_rocm_and_unknown_on_a_ro
     assert run(log + "\n1 error generated when compiling for gfx1030.").category == "unknown", "the log shows ROCm"
 
 
-def test_pytorchs_own_tree_contradicting_itself_is_stale_an_extension_is_api_skew() -> None:
-    # pytorch/pytorch#11572, #47993 (torch's tree) against vllm-project/vllm#44641 (an extension)
+def test_pytorchs_own_tree_contradicting_itself_is_stale_an_extension_against_torchs_api_is_left_unknown() -> None:
+    # pytorch/pytorch#11572, #47993 (torch's tree) against vllm-project/vllm#44641 and ROCm/xformers#30 (an
+    # extension's source against the torch API it was built with: both threads fixed the source, "other")
     own = run("/src/pytorch/torch/csrc/cuda/Module.cpp:40:10: error: no member named 'getFreeMutex' in namespace "
               "'torch::cuda'")
     assert (own.category, own.signature, own.fields["member"]) == ("stale_build", "torch-tree-self-inconsistent",
                                                                     "getFreeMutex")
     ext = run("/src/vllm/csrc/ops.cpp:40:10: error: no member named 'getFreeMutex' in namespace 'torch::cuda'")
-    assert (ext.category, ext.signature) == ("abi_mismatch", "torch-api-skew")
+    assert (ext.category, ext.signature) == ("unknown", None)
+    assert "getFreeMutex" in (ext.text or ""), "the decisive line is still shown"
 
 
 def test_torchs_own_library_missing_its_own_symbol_is_mixed_installs_an_extensions_is_abi() -> None:
@@ -1305,3 +1307,65 @@ def test_a_packages_own_submodule_missing_after_its_own_frames_is_not_a_dependen
 def test_another_packages_module_after_the_frames_is_still_a_missing_dependency(log: str, module: str) -> None:
     got = read_as("Traceback (most recent call last):\n" + log, "missing_python_dependency", "module-not-found")
     assert got.fields["module"] == module
+
+
+# ------------------------------------------------- device libraries, LLVM inside another program, graph inputs
+
+
+def test_two_llvm_copies_in_one_process_are_an_abi_mismatch_not_a_compiler_crash() -> None:
+    # JuliaGPU/AMDGPU.jl#58 (Julia's LLVM and ROCm's comgr), the mechanism JuliaLang/julia#36342 describes:
+    # LLVM's own fatal error follows, and must not turn it into a crash of the compiler
+    read_as("   Building AMDGPU → `~/.julia/packages/AMDGPU/ztzIl/deps/build.log`\n"
+            "ERROR: Error building `AMDGPU`: \n"
+            ": CommandLine Error: Option 'disable-symbolication' registered more than once!\n"
+            "LLVM ERROR: inconsistency in registered CommandLine options",
+            "abi_mismatch", "llvm-linked-twice")
+
+
+def test_an_assertion_in_llvms_sources_is_a_compiler_crash_whatever_program_embeds_it() -> None:
+    # hashcat/hashcat#4000 (the OpenCL JIT of Arch's rocm-llvm), ROCm/hcc#811 (clang itself)
+    read_as("Initializing backend runtime for device #1. Please be patient...hashcat: /usr/src/debug/rocm-llvm/"
+            "llvm-project-rocm-6.0.2/llvm/include/llvm/ADT/GenericUniformityImpl.h:1016: const CycleT* "
+            "llvm::getExtDivCycle(): Assertion `Cycle->getHeader() == JoinBlock' failed.",
+            "compiler_crash", "llvm-fatal-error")
+    got = run("python3: /src/csrc/ops.cpp:12: void f(): Assertion `n > 0' failed.")
+    assert got.category == "unknown", "a program's own assertion is not the compiler's"
+
+
+def test_a_library_under_an_install_prefix_missing_from_the_graph_is_missing_a_glob_is_the_projects_bug() -> None:
+    # robertrosenbusch/gfx803_rocm62_pt24#2 (torch wants AOTriton's .a, only the .so is installed); justxi/rocm#187
+    # (rocBLAS' CMakeLists names 'Tensile/*.hpp' as a dependency: a build-system bug, not a stale tree)
+    got = read_as("ninja: error: '/opt/rocm/aotriton/lib/libaotriton_v2.a', needed by 'lib/libtorch_hip.so', "
+                  "missing and no known rule to make it",
+                  "missing_library", "installed-library-missing-from-build-graph")
+    assert got.fields["library"] == "libaotriton_v2.a" and got.retryable is False
+    glob = run("ninja: error: '/var/tmp/portage/sci-libs/rocBLAS-4.1.0/work/library/src/blas3/Tensile/*.hpp', "
+               "needed by 'include/internal/rocblas-exported-proto.hpp', missing and no known rule to make it")
+    assert glob.category == "unknown", glob
+
+
+def test_device_library_symbols_undefined_say_which_side_is_missing() -> None:
+    # hashcat/hashcat#4106 (-nocudalib dropped ockl.bc from the hipRTC link); ROCm/ROCm-Device-Libs#84 (an
+    # upstream clang 14 with ROCm 5.2's device libraries: __oclc_ABI_version only a matching clang defines)
+    read_as("hiprtcCompileProgram(): HIPRTC_ERROR_COMPILATION\n\nld.lld: error: undefined hidden symbol: "
+            "__ockl_get_group_id\n>>> referenced by shared_kernel.o:(gpu_decompress)",
+            "missing_library", "device-library-not-linked", line=3)
+    read_as("lld: error: undefined symbol: __oclc_ABI_version\n>>> referenced by /tmp/hip-stream-gfx1032.o",
+            "toolchain_missing", "device-library-abi-version-undefined")
+
+
+def test_the_wrong_compiler_for_hip_reads_as_a_toolchain_problem() -> None:
+    # tazz4843/whisper-rs#135 (GNU c++ handed -x hip); AdaptiveCpp/AdaptiveCpp#361 and #637 (clang 9 against a
+    # ROCm whose device libraries moved); ROCm/hip#3069 (ROCm's OpenMP headers not installed);
+    # ROCm/hipamd#16 (hipconfig, a Perl script, not where HIP_COMMON_DIR says)
+    read_as("  c++: error: language hip not recognized\n"
+            "  make[2]: *** [CMakeFiles/ggml-rocm.dir/build.make:79] Error 1",
+            "toolchain_missing", "gcc-driver-given-hip", line=1)
+    read_as("clang-9: error: no such file or directory: 'hip.amdgcn.bc'\n"
+            "clang-9: error: no such file or directory: 'ocml.amdgcn.bc'", "toolchain_missing",
+            "clang-device-bitcode-missing", line=1)
+    read_as("hipcc -fopenmp test.cpp\ntest.cpp:2:10: fatal error: 'omp.h' file not found\n#include <omp.h>",
+            "toolchain_missing", "compiler-openmp-header-missing", line=2)
+    read_as('-- HIP_COMMON_DIR found at /root/ROCm-4.5/hipamd/hip\n'
+            'Can\'t open perl script "/root/ROCm-4.5/hipamd/hip/bin/hipconfig": No such file or directory',
+            "toolchain_missing", "hip-tool-not-found", line=2)
