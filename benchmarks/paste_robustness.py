@@ -39,9 +39,14 @@ def _each_line(prefix: str) -> Callable[[str], str]:
     return lambda text: re.sub(r"(?m)^", prefix, text)
 
 
-def _typographic(text: str) -> str:
-    text = re.sub(r"'([^'\n]*)'", "\u2018\\1\u2019", text)
-    return re.sub(r'"([^"\n]*)"', "\u201c\\1\u201d", text)
+def _typographic(single: str, double: str) -> Callable[[str], str]:
+    """Quotes as a smart-quote editor sets them: a quote after a word character closes (``can't`` -> ``can’t``)."""
+    def change(text: str) -> str:
+        def curly(m: re.Match[str]) -> str:
+            quote = m[1] or m[2]
+            return (single if quote == "'" else double)[0 if m[2] else 1]
+        return re.sub(r"""(?<=\w)(['"])|(['"])""", curly, text)
+    return change
 
 
 def _wrap(width: int) -> Callable[[str], str]:
@@ -57,14 +62,16 @@ def _wrap(width: int) -> Callable[[str], str]:
 
 
 CHANGES: dict[str, Callable[[str], str]] = {
-    "typographic quotes": _typographic,
+    "typographic quotes (English)": _typographic("\u2018\u2019", "\u201c\u201d"),
+    "typographic quotes (German)": _typographic("\u201a\u2018", "\u201e\u201c"),
     "CRLF line ends": lambda text: text.replace("\n", "\r\n"),
     "ANSI colour on error lines": lambda text: re.sub(r"(?m)^(.*(?i:error).*)$", "\x1b[1;31m\\1\x1b[0m", text),
     "markdown list indent (4 spaces)": _each_line("    "),
     "GitHub Actions timestamp": _each_line("2025-03-01T12:01:08.1400866Z "),
     "TheRock component prefix": _each_line("[hipBLASLt] "),
     "Nix builder prefix": _each_line("python3.12-torch> "),
-    "TeamCity prefix": _each_line("[20:54:59][Step 2/2] "),
+    "TeamCity prefix (copied)": _each_line("[20:54:59][Step 2/2] "),
+    "TeamCity prefix (downloaded log)": _each_line("[14:36:30]E:\t [Step 2/2] "),
     "docker compose prefix": _each_line("vllm-1  | "),
     "versioned ROCm path": lambda text: text.replace("/opt/rocm/", "/opt/rocm-6.3.1/"),
     "another Python in paths": lambda text: re.sub(r"python3\.\d+", "python3.13", text),
@@ -129,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
                 gained += after == log.expected
                 if args.show:
                     print(f"    {name}: {log.name} ({log.expected}) {before} -> {after}")
-        print(f"| {name} | {changed} | {lost} | {gained} | {right}/{len(logs)} | {right / base_right:.2f} |")
+        print(f"| {name} | {changed} | {lost} | {gained} | {right}/{len(logs)} | {right / base_right:.3f} |")
     return 0
 
 

@@ -11,7 +11,6 @@ from rocmbuild.diagnosis.catalogue import CATEGORIES, REMEDY_NAMES, load_catalog
 from rocmbuild.diagnosis.classifier import Classifier, classify
 from rocmbuild.diagnosis.signature_check import ExampleCase, check_catalogue, check_file, example_cases
 from rocmbuild.errors import CatalogueError
-from rocmbuild.process.noise import typographic_forms
 from rocmbuild.process.watcher import AUTOMATON_KEYWORDS, minimal_keywords
 
 BUNDLED = load_catalogue(user=False)
@@ -43,17 +42,52 @@ def test_bundled_examples_and_near_misses(case: ExampleCase) -> None:
 
 
 QUOTED_EXAMPLES = [c for c in example_cases(BUNDLED) if c.should_match and ("'" in c.line or '"' in c.line)]
+# (opening, closing) for ' and for ": English, German (low-9 opening), and primes
+QUOTE_STYLES = {"english": ("\u2018\u2019", "\u201c\u201d"), "german": ("\u201a\u2018", "\u201e\u201c"),
+                "primes": ("\u2032\u2032", "\u2033\u2033")}
 
 
+def typographic(line: str, style: str) -> str:
+    """``line`` as a paste in ``style`` would show it (a quote after a word character is a closing one)."""
+    single, double = QUOTE_STYLES[style]
+    def curly(m: re.Match[str]) -> str:
+        quote = m[1] or m[2]
+        return (single if quote == "'" else double)[0 if m[2] else 1]
+    return re.sub(r"""(?<=\w)(['"])|(['"])""", curly, line)
+
+
+@pytest.mark.parametrize("style", sorted(QUOTE_STYLES))
 @pytest.mark.parametrize("case", QUOTED_EXAMPLES, ids=lambda c: c.signature)
-def test_an_example_with_typographic_quotes_reads_the_same(case: ExampleCase) -> None:
-    """GCC in a UTF-8 locale prints ‘x’, a forum paste turns "x" into “x”: the wording is the same
+def test_an_example_with_typographic_quotes_reads_the_same(case: ExampleCase, style: str) -> None:
+    """GCC in a UTF-8 locale prints ‘x’, a forum paste turns "x" into “x” (or „x“): the wording is the same
     failure, through the raw prefilter (bytes) as well as the patterns."""
-    curly = typographic_forms(case.line.encode())[-1]
-    assert curly != case.line.encode()
-    straight, typographic = classify(case.line.encode() + b"\n"), classify(curly + b"\n")
-    assert (typographic.category, typographic.signature) == (straight.category, straight.signature)
+    curly = typographic(case.line, style)
+    assert curly != case.line
+    straight = classify(case.line.encode() + b"\n", catalogue=BUNDLED)
+    quoted = classify(curly.encode() + b"\n", catalogue=BUNDLED)
+    assert (quoted.category, quoted.signature) == (straight.category, straight.signature)
     assert straight.signature is not None
+
+
+def test_a_users_signature_written_with_typographic_quotes_reads_the_cleaned_lines(tmp_path: Path) -> None:
+    # lines are matched after their quotes became ASCII; a user's keyword and pattern get the same treatment
+    user = tmp_path / "signatures"
+    user.mkdir()
+    write(user / "mine.toml", """
+[[signature]]
+id = "hip-foo-undeclared"
+category = "toolchain_missing"
+description = "our HIP shim is not on the include path"
+patterns = ['\u2018(?P<name>hipFoo\\w*)\u2019 was not declared']
+keywords = ["\u2019 was not declared"]
+priority = 95
+examples = ["error: \u2018hipFooInit\u2019 was not declared in this scope"]
+""")
+    catalogue = load_catalogue([user / "mine.toml"], user=False)
+    for line in ("error: \u2018hipFooInit\u2019 was not declared in this scope",
+                 "error: 'hipFooInit' was not declared in this scope"):
+        got = classify(line.encode() + b"\n", catalogue=catalogue)
+        assert (got.signature, got.fields.get("name")) == ("hip-foo-undeclared", "hipFooInit"), line
 
 
 def test_quoted_examples_are_many() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rocmbuild.process.noise import clean_line, typographic_forms
+from rocmbuild.process.noise import ascii_quotes, clean_line, prefilter_form
 
 LD = "/usr/bin/ld: cannot find -lhipblas"
 
@@ -41,6 +41,11 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         (f"[rocprofiler-sdk][external] {LD}", LD),
         ("[ERROR] Exited with error code 1", "[ERROR] Exited with error code 1"),  # a level that says error stays
         (f"[20:54:59][Step 2/2] {LD}", LD),  # TeamCity
+        (f"[14:36:30] :\t [Step 2/3] {LD}", LD),  # TeamCity's downloaded build log
+        (f"[14:36:30]E:\t [Step 2/2] {LD}", LD),
+        ("[x] 4gygj2i py-cachetools@7.1.1 failed: /tmp/x.log (4s)",
+         "[x] 4gygj2i py-cachetools@7.1.1 failed: /tmp/x.log (4s)"),  # spack's failure marker stays
+        (f"[FAILED] {LD}", f"[FAILED] {LD}"),
         ("python3.11-torch> -- Configuring incomplete, errors occurred!",
          "-- Configuring incomplete, errors occurred!"),  # Nix's builder prefix
         ("[end of output]", "[end of output]"),
@@ -98,16 +103,26 @@ def test_content_that_looks_like_a_prefix_is_kept() -> None:
 
 
 @pytest.mark.parametrize(
-    ("keyword", "forms"),
+    ("keyword", "form"),
     [
-        (b"cannot find -l", (b"cannot find -l",)),
-        (b"Running pass '", (b"Running pass '", "Running pass \u2018".encode())),
-        (b"n't find", (b"n't find", "n\u2019t find".encode())),
-        (b"'_ssl'", (b"'_ssl'", "\u2018_ssl\u2019".encode())),
-        (b'_DIR" to a directory', (b'_DIR" to a directory', "_DIR\u201d to a directory".encode())),
+        (b"cannot find -l", b"cannot find -l"),
+        (b"Running pass '", b"Running pass "),
+        (b"n't find", b"t find"),
+        (b"'_ssl'", b"_ssl"),
+        (b'_DIR" to a directory', b" to a directory"),
+        (b"the 'impossible' happened", b"impossible"),
+        (b"'ab'", b"'ab'"),  # no part long enough: kept (a line must then show ASCII quotes)
     ],
 )
-def test_typographic_forms_are_what_clean_line_turns_into_the_keyword(keyword: bytes, forms: tuple[bytes, ...]) -> None:
-    assert typographic_forms(keyword) == forms
-    for form in forms:
-        assert clean_line(form.decode()) == keyword.decode().strip()
+def test_the_prefilter_searches_a_keywords_longest_part_without_quotes(keyword: bytes, form: bytes) -> None:
+    assert prefilter_form(keyword) == form
+
+
+@pytest.mark.parametrize("quoted", ["\u2018x\u2019", "\u201cx\u201d", "\u201ax\u2018", "\u201ex\u201c",
+                                    "\u2032x\u2032"])
+def test_every_quote_the_cleaner_maps_can_surround_a_prefilter_form(quoted: str) -> None:
+    # English, German (low-9 opening) and prime quotes all clean to ASCII, and the prefilter's form of a
+    # quoted keyword holds no quote at all, so it is in the raw line whichever of them the paste has
+    line = f"ghc.exe: panic! (the {quoted.replace('x', 'impossible')} happened)"
+    assert ascii_quotes(line).count("impossible") == 1 and ascii_quotes(line).isascii()
+    assert prefilter_form(b"the 'impossible' happened").decode() in line

@@ -92,6 +92,7 @@ from rocmbuild import paths
 from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
 from rocmbuild.errors import CatalogueError
 from rocmbuild.host.trust import check_trusted
+from rocmbuild.process.noise import ascii_quotes
 
 # The closed sets of docs/reference-categories.md: a category and a remedy are these strings, checked by
 # mypy where they are written and by the loader where a catalogue names them.
@@ -468,11 +469,13 @@ def _error(source: str, entry: str | None, what: str, todo: str = "") -> Catalog
 
 
 def _strings(value: object, source: str, entry: str | None, key: str) -> tuple[str, ...]:
+    """A list of strings, typographic quotes made ASCII: every list a signature holds (patterns, keywords,
+    examples, ...) is matched against lines the scanner cleaned the same way (``‘x’`` is read as ``'x'``)."""
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise _error(source, entry, f"'{key}' must be a list of strings")
-    return tuple(value)
+    return tuple(ascii_quotes(v) for v in value)
 
 
 def _expand_fragments(text: str, fragments: Mapping[str, str], source: str, entry: str | None) -> str:
@@ -621,7 +624,7 @@ def _parse_fragments(table: object, source: str, known: dict[str, str]) -> None:
         if name in known:
             raise _error(source, None, f"fragment '{name}' is already defined by a file loaded earlier",
                          todo=f"give the fragment in {source} a name of its own")
-        text = _expand_fragments(text, known, source, None)
+        text = _expand_fragments(ascii_quotes(text), known, source, None)
         try:
             re.compile(text) if trusted else compile_user_pattern(text)
         except (re.error, ValueError) as exc:

@@ -34,21 +34,24 @@ _TYPOGRAPHIC_QUOTES = str.maketrans({
     "\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u2032": "'",
     "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u201f": '"', "\u2033": '"',
 })
-_OPENING = {"'": "\u2018", '"': "\u201c"}
-_CLOSING = {"'": "\u2019", '"': "\u201d"}
-_ASCII_QUOTE = re.compile(r"""(?<=\w)(['"])|(['"])""")  # group 1: after a word character, a closing quote
+_QUOTE_CHARS = re.compile(rb"""['"]""")
+_SHORTEST_PART = 4  # a keyword's quote-free part shorter than this would make too many lines candidates
 
 
-def typographic_forms(keyword: bytes) -> tuple[bytes, ...]:
-    """``keyword`` and the raw form a typographic paste or locale gives it, for a prefilter that runs
-    before :func:`clean_line` (``"Running pass '"`` is also found as ``"Running pass ‘"``).
+def ascii_quotes(text: str) -> str:
+    """``text`` with typographic quotes made ASCII, as :func:`clean_line` makes a line's."""
+    return text if text.isascii() else text.translate(_TYPOGRAPHIC_QUOTES)
 
-    A quote after a word character is a closing one (``n't`` -> ``n’t``, ``'_ssl'`` -> ``‘_ssl’``).
-    """
+
+def prefilter_form(keyword: bytes) -> bytes:
+    """What a prefilter that runs before :func:`clean_line` searches raw output for to find ``keyword``
+    whatever quotes the log has (``‘x’``, ``„x“``, ``'x'``): its longest part without a quote
+    (``"Running pass '"`` -> ``"Running pass "``, ``"n't find"`` -> ``"t find"``).  A line holding it
+    is a candidate; the signature's own keyword is tested again on the cleaned line."""
     if b"'" not in keyword and b'"' not in keyword:
-        return (keyword,)
-    curly = _ASCII_QUOTE.sub(lambda m: _CLOSING[m[1]] if m[1] else _OPENING[m[2]], keyword.decode("utf-8", "replace"))
-    return (keyword, curly.encode())
+        return keyword
+    longest = max(_QUOTE_CHARS.split(keyword), key=len)
+    return longest if len(longest.strip()) >= _SHORTEST_PART else keyword
 
 
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
@@ -58,6 +61,8 @@ _LINKED_FRAME = re.compile(r"\[#(\d+)\]\([^)\s]*\)")
 # Markdown left at the end of a pasted line: fences, backticks, bold markers.
 _TRAILING_MARKUP = re.compile(r"\s*(?:`+|\*\*)\s*$")
 _BARE_SGR = re.compile(r"\[\d{1,3}(?:;\d{1,3})*[mK]|\[K(?!\w)")
+# A bracketed marker that says error or failure is kept: it is what makes a line look like an error.
+_ERROR_MARKER = r"(?i:e|err|error|fatal|warn|warning|critical|fail|failed|failure|x)"
 # Leading decorations, applied repeatedly (a BuildKit prefix may follow a timestamp).
 _PREFIXES = re.compile(
     r"""^(?:
@@ -69,9 +74,11 @@ _PREFIXES = re.compile(
       | [\w.-]+-\d+\s+\|\s                                                           # docker compose "vllm-1  | "
       | [+-]?\[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s  # TheRock's prefix,
                                                                   # "[hipBLASLt build] ", also in a pasted diff (+/-)
-      | [+-]?\[(?!(?i:error|fatal|warn|warning|critical)\])[A-Za-z][\w.+-]*\](?:\[[\w.+-]+\])?\s+(?=\S)  # TheRock's
-          # newer "[hipBLASLt] ", "[rocprofiler-sdk][external] ", Nix-style "[rocm-smi] "; a level that says error stays
-      | (?:\[\d\d:\d\d:\d\d\])?\[Step\s\d+/\d+\]\s+                                  # TeamCity "[12:34:56][Step 2/2] "
+      | [+-]?\[(?!{level}\])[A-Za-z][\w.+-]*\](?:\[(?!{level}\])[\w.+-]+\])?\s+(?=\S)  # TheRock's
+          # newer "[hipBLASLt] ", "[rocprofiler-sdk][external] "; a marker that says error or failure stays
+          # ("[ERROR] ", "[FAILED] ", spack's "[x] ")
+      | (?:\[\d\d:\d\d:\d\d\])?\s*(?:[WEiF]?:\s+)?\[Step\s\d+/\d+\]\s+            # TeamCity, copied
+                                        # "[12:34:56][Step 2/2] " and downloaded "[12:34:56]E:\t [Step 2/2] "
       | [a-z][\w.+-]*>\s                                                              # Nix's "python3.11-torch> "
       | \s*>\s?                                                                      # markdown quote
       | \s*[×│╰╭├┃║╠╚]+(?:[─━]*[>▶])?\s*                                               # pip / uv error boxes
@@ -79,7 +86,7 @@ _PREFIXES = re.compile(
       | \s*\d{1,6}\s{1,4}(?=[^\s\d|:.,%])(?!(?:Not\ Found|Forbidden|Gone)\b)  # spack column, not apt's "404  Not Found"
       | \d{1,6}\.\d{1,3}\s+(?=\S)                                                      # bare "327.4  " seconds
       | \s*(?:```+\w*|`|\*\*)\s*                                                       # markdown fence, backtick, bold
-    )""",
+    )""".replace("{level}", _ERROR_MARKER),
     re.VERBOSE,
 )
 
@@ -92,8 +99,7 @@ def clean_line(raw: str) -> str:
         # A progress bar redraws with \r: what a terminal shows is the last part.
         parts = [p for p in raw.split("\r") if p.strip()]
         raw = parts[-1] if parts else ""
-    if not raw.isascii():  # O(1) on CPython: most lines skip this
-        raw = raw.translate(_TYPOGRAPHIC_QUOTES)
+    raw = ascii_quotes(raw)  # str.isascii is O(1) on CPython: most lines skip the translation
     if "\ufeff" in raw or "\x00" in raw:
         raw = raw.replace("\ufeff", "").replace("\x00", "")
     if "←[" in raw:  # the Windows console shows a lost ESC as ← ("←[91mERROR←[0m")

@@ -39,7 +39,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, overload
 
-from rocmbuild.process.noise import clean_line, typographic_forms
+from rocmbuild.process.noise import clean_line, prefilter_form
 
 _ahocorasick: Any
 try:  # one Aho-Corasick pass for all keywords instead of one `find` pass per keyword
@@ -69,14 +69,14 @@ class LineHook(Protocol):
 
 
 def minimal_keywords(keywords: tuple[bytes, ...] | list[bytes]) -> tuple[bytes, ...]:
-    """What to search raw output for: each keyword and its typographic form (a line's quotes are
-    made ASCII only once it was found), minus those that contain another keyword: the shorter one
-    finds the same lines.
+    """What to search raw output for: each keyword's quote-free form (a line's quotes are made ASCII
+    only once it was found), minus those that contain another keyword: the shorter one finds the same
+    lines.
 
     Each keyword costs one pass over every chunk, so this is a real saving for
     catalogues with ``error`` next to ``internal compiler error``.
     """
-    unique = sorted({form for k in keywords if k for form in typographic_forms(k)}, key=len)
+    unique = sorted({prefilter_form(k) for k in keywords if k}, key=len)
     kept: list[bytes] = []
     for kw in unique:
         if not any(k in kw for k in kept):
