@@ -8,9 +8,11 @@ byte, or with it shown as ``←`` by the Windows console), ``\\r`` progress redr
 redraw), a BOM and NULs, CI
 timestamps (ISO, bracketed, ``hh:mm:ss``), GitHub Actions ``##[error]`` markers,
 docker BuildKit step prefixes (``#8 245.6 ``), docker compose service prefixes
-(``vllm-1  | ``), TheRock ``[component phase]`` prefixes, pip's and uv's
+(``vllm-1  | ``), TheRock ``[component phase]`` and ``[component]`` prefixes (a bracketed marker
+that says error or failure stays), TeamCity's ``[hh:mm:ss][Step n/m]``, Nix's ``pname> ``, pip's and uv's
 indentation and box characters (``×│╰─>`` / ``├─▶``), markdown quote markers,
 ctest's ``3: `` test-number prefixes, spack's left column of log line numbers,
+the indentation of a paste indented as a whole,
 bare elapsed-seconds prefixes (``327.4 ``, a BuildKit line whose step marker
 was not pasted), markdown fences, bold markers and stray backticks at either
 end, and issue-tracker links that replaced a crash frame's ``#7`` marker
