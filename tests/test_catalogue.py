@@ -125,7 +125,9 @@ def test_keywords_are_few_and_not_trivially_common() -> None:
     # The watcher finds every keyword in one Aho-Corasick pass, so the count costs little; each keyword
     # must still be rare in clean builds (every line holding one is decoded and matched).  Tools' fixed
     # wordings (a CMake template, a loader's trace, a client's HTTP status) bring keywords of their own.
-    assert len(BUNDLED.keywords) <= 210  # before reduction; the scanned (minimal) set is bounded below
+    # Keywords that only make a signature's keywords cover its own patterns (`cannot find` beside `bin/ld`,
+    # see the fixture-line test below) mostly contain another keyword and cost no scan.
+    assert len(BUNDLED.keywords) <= 220  # before reduction; the scanned (minimal) set is bounded below
     for common in (b"warning:", b"error", b"Error", b"Building", b"[", b"-- "):
         assert common not in BUNDLED.keywords
 
