@@ -141,6 +141,30 @@ def test_the_keywords_fit_four_scanner_automata() -> None:
     assert len(scanned) <= 4 * AUTOMATON_KEYWORDS, len(scanned)
 
 
+# A tool named by its absolute path at the start of an example line (`/usr/bin/ld:`, `/opt/rocm/bin/hipcc:`).
+_TOOL_PATH = re.compile(r"(?:(?<=^)|(?<=\s))(/(?:usr|opt|bin|home)[^\s:]*/)"
+                        r"((?:ld(?:\.lld|\.gold|\.bfd)?|clang\+\+|clang|gcc|g\+\+|c\+\+|cc|hipcc|nvcc|collect2|cmake|ninja|"
+                        r"make|python3?)(?:-[\d.]+)?)(?=:)")
+# Where else the same tools live: a gcc-toolset's ld under libexec, a conda env's bin, a versioned ROCm.
+_OTHER_HOMES = ("/opt/rh/gcc-toolset-13/root/usr/libexec/gcc/x86_64-redhat-linux/13/",
+                "/home/u/miniconda3/envs/build/bin/", "/opt/rocm-6.4.1/lib/llvm/bin/")
+
+
+def test_an_example_still_matches_with_its_tool_installed_elsewhere() -> None:
+    # `bin/ld` was a keyword of the linker's signatures, so the same message from a gcc-toolset's ld
+    # (.../libexec/gcc/x86_64-redhat-linux/13/ld:) never reached them (benchmarks/reallogs b38 006).
+    moved = []
+    for sig in BUNDLED.signatures:
+        for example in sig.examples:
+            if not _TOOL_PATH.search(example):
+                continue
+            for home in _OTHER_HOMES:
+                variant = _TOOL_PATH.sub(lambda m, home=home: home + m.group(2), example, count=1)
+                if sig.match(clean_line(variant)) is None:
+                    moved.append(f"{sig.id}: {variant}")
+    assert moved == []
+
+
 FIXTURE_LOGS = sorted((Path(__file__).parent / "fixtures" / "logs").rglob("*.log"))
 
 
