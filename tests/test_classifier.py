@@ -545,3 +545,52 @@ def test_not_decisive_prefilter_says_what_the_regex_says() -> None:
     for text in texts:
         assert _not_decisive(text) == bool(_NOT_DECISIVE.search(text)), text
     assert _not_decisive("ſee above") and not _not_decisive("a.c:1:2: error: no member named 'x'")
+
+
+# ------------------------------------------------------------------------------------------- round 11 review
+
+CUDA_TORCH_CONFIGURE = """-- The CXX compiler identification is GNU 12.3.0
+-- Found CUDA: /usr/local/cuda (found version "12.4")
+-- ROCM_PATH environment variable is not set and /opt/rocm does not exist.
+Building without ROCm support.
+[1402/6120] Building CXX object caffe2/CMakeFiles/torch_cpu.dir/__/aten/src/ATen/native/quantized/cpu/qconv.cpp.o
+FAILED: caffe2/CMakeFiles/torch_cpu.dir/__/aten/src/ATen/native/quantized/cpu/qconv.cpp.o
+/src/pytorch/aten/src/ATen/native/quantized/cpu/qconv.cpp:1210:5: error: 'struct PackedWeight' has no member 'unpack'
+ninja: build stopped: subcommand failed.
+"""
+
+
+def test_a_line_saying_rocm_is_absent_is_no_evidence_of_a_rocm_host() -> None:
+    # Every CUDA or CPU PyTorch configure prints LoadHIP's line: it must not make a ROCm-host reading
+    # (PyTorch found no ROCm) of a failure that is the source's own.
+    got = run(CUDA_TORCH_CONFIGURE)
+    assert got.category == "unknown" and got.line == 7, (got.signature, got.line)
+    # On a ROCm host (a live build, or a log that shows ROCm) the same line is the reading.
+    rocm = run("-- Target device: rocm\n" + CUDA_TORCH_CONFIGURE.replace(
+        "/src/pytorch/aten/src/ATen/native/quantized/cpu/qconv.cpp:1210:5: error: "
+        "'struct PackedWeight' has no member 'unpack'\n", ""))
+    assert (rocm.category, rocm.signature) == ("toolchain_missing", "torch-cmake-rocm-not-found")
+
+
+def test_a_probe_for_an_optional_tool_is_not_a_missing_toolchain() -> None:
+    # setup.py / Makefile version probes run `git describe` and carry on without git.
+    log = ("/bin/sh: 1: git: not found\n"
+           "csrc/flash_attn/flash_api.cpp:88:5: error: no matching function for call to 'mha_fwd'\n")
+    assert run(log).category == "unknown"
+
+
+def test_an_idle_llvm_thread_in_a_gdb_dump_is_not_a_compiler_crash() -> None:
+    dump = ("Thread 3 (Thread 0x7f3a0cdff640 (LWP 1203)):\n"
+            "#0  0x00007f3a1c891117 in __futex_abstimed_wait_common () from /lib/x86_64-linux-gnu/libc.so.6\n"
+            "#1  0x00007f3a1c893a41 in pthread_cond_wait () from /lib/x86_64-linux-gnu/libc.so.6\n"
+            "#2  0x00007f3a12c2d3e4 in llvm::StdThreadPool::processTasks(llvm::ThreadPoolTaskGroup*) () "
+            "from /opt/rocm/lib/libamd_comgr.so.2\n"
+            "#3  0x00007f3a12c2e001 in llvm::thread::ThreadProxy<std::tuple<>>(void*) () "
+            "from /opt/rocm/lib/libamd_comgr.so.2\n")
+    assert run(dump).category == "unknown"
+    aborted = ("#0  0x00007ffff7e02081 in raise () from /lib/x86_64-linux-gnu/libc.so.6\n"
+               "#1  0x00007ffff7ded535 in abort () from /lib/x86_64-linux-gnu/libc.so.6\n"
+               "#2  0x00007ffff7e43db8 in ?? () from /lib/x86_64-linux-gnu/libc.so.6\n"
+               "#3  0x00007fffe4b9a1ef in llvm::Module::~Module() () from /usr/lib/llvm-8/lib/libLLVM-8.so.1\n")
+    got = run(aborted)
+    assert (got.category, got.signature, got.line) == ("compiler_crash", "gdb-abort-inside-llvm", 1)

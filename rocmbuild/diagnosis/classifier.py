@@ -91,6 +91,13 @@ _BLOCK_END_PREFIXES = ("FAILED: ", "ninja: build stopped", "ninja: error:")
 # What shows a log was made on a ROCm host (for ``host = "rocm"`` readings): a ROCm path or package,
 # a ROCm torch (+rocm6.2), HIP's tools and libraries, an AMD GPU target.
 _ROCM_EVIDENCE = re.compile(r"(?i)rocm|hipcc|\bhip[_/.-]|libamdhip|\bgfx\d{3}|amdgpu|\bhsa[_-]")
+# ...except a line saying ROCm is not there: every CUDA or CPU PyTorch configure prints LoadHIP's
+# "ROCM_PATH environment variable is not set and /opt/rocm does not exist. Building without ROCm support."
+_ROCM_ABSENT = re.compile(r"(?i)without rocm|\brocm_(?:path|home)\b[^\n]*\bnot set")
+
+
+def _shows_rocm(line: str) -> bool:
+    return _ROCM_EVIDENCE.search(line) is not None and _ROCM_ABSENT.search(line) is None
 # The compiler a configure line asks CMake for (`-DCMAKE_CXX_COMPILER=/x/cl.exe`, `-DCMAKE_HIP_COMPILER:FILEPATH=..`).
 _REQUESTED_COMPILER = re.compile(r"""-DCMAKE_(?P<language>[A-Z]+)_COMPILER(?::\w+)?=["']?(?P<path>[^"'\s]+)""")
 # The installed ROCm's version as a log shows it (a versioned install root), when the build did not say.
@@ -411,7 +418,7 @@ class Classifier:
         if number <= self._last:
             return
         self._last = number
-        if not self._rocm_seen and _ROCM_EVIDENCE.search(text):
+        if not self._rocm_seen and _shows_rocm(text):
             self._rocm_seen = True
         if "_COMPILER" in text and "-DCMAKE_" in text:
             for asked in _REQUESTED_COMPILER.finditer(text):
@@ -594,7 +601,7 @@ class Classifier:
 
     def _host_shown(self, match: _Match) -> bool:
         """Does the build's host, or the log (any line read, or the lines before the match), show ROCm?"""
-        return self._rocm_seen or any(_ROCM_EVIDENCE.search(line) for line in match.before)
+        return self._rocm_seen or any(_shows_rocm(line) for line in match.before)
 
     def _tie(self, winner: _Match, rivals: Sequence[_Match]) -> Diagnosis:
         """Two categories read the same evidence equally well: unknown, naming each reading and its line."""
