@@ -98,6 +98,8 @@ _ROCM_ABSENT = re.compile(r"(?i)without rocm|\brocm_(?:path|home)\b[^\n]*\bnot s
 
 def _shows_rocm(line: str) -> bool:
     return _ROCM_EVIDENCE.search(line) is not None and _ROCM_ABSENT.search(line) is None
+
+
 # The compiler a configure line asks CMake for (`-DCMAKE_CXX_COMPILER=/x/cl.exe`, `-DCMAKE_HIP_COMPILER:FILEPATH=..`).
 _REQUESTED_COMPILER = re.compile(r"""-DCMAKE_(?P<language>[A-Z]+)_COMPILER(?::\w+)?=["']?(?P<path>[^"'\s]+)""")
 # The installed ROCm's version as a log shows it (a versioned install root), when the build did not say.
