@@ -749,17 +749,25 @@ def _build(signatures: dict[str, Signature | None], categories: dict[str, Catego
     return Catalogue(tuple(s for _, s in ordered), dict(categories), tuple(sources))
 
 
-def load_catalogue(extra: Iterable[Path] = (), *, user: bool = True, bundled: bool = True) -> Catalogue:
-    """The bundled catalogue, then the user's files, then ``extra`` files (later override by id)."""
+def merge_catalogue_files(files: Sequence[Path]) -> tuple[Catalogue, tuple[str, ...]]:
+    """Merge ``files`` in order (later override by id) into a catalogue; also return the ids of
+    the signatures the last file defines that are still live (not removed by ``enabled = false``)."""
     signatures: dict[str, Signature | None] = {}
     categories: dict[str, CategoryInfo] = {}
     fragments: dict[str, str] = {}
+    last_ids: list[str] = []
+    for path in files:
+        last_ids = _merge_file(path, signatures, categories, fragments)
+    live = tuple(i for i in last_ids if signatures.get(i) is not None)
+    return _build(signatures, categories, [str(p) for p in files]), live
+
+
+def load_catalogue(extra: Iterable[Path] = (), *, user: bool = True, bundled: bool = True) -> Catalogue:
+    """The bundled catalogue, then the user's files, then ``extra`` files (later override by id)."""
     files: list[Path] = []
     if bundled:
         files.append(bundled_path())
     if user:
         files.extend(user_signature_files())
     files.extend(Path(p) for p in extra)
-    for path in files:
-        _merge_file(path, signatures, categories, fragments)
-    return _build(signatures, categories, [str(p) for p in files])
+    return merge_catalogue_files(files)[0]

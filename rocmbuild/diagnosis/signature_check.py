@@ -13,12 +13,10 @@ from pathlib import Path
 
 from rocmbuild.diagnosis.catalogue import (
     Catalogue,
-    CategoryInfo,
     Signature,
-    _build,
-    _merge_file,
     bundled_path,
     load_catalogue,
+    merge_catalogue_files,
     user_signature_files,
 )
 from rocmbuild.diagnosis.classifier import classify
@@ -101,16 +99,8 @@ def check_catalogue(path: Path | None = None) -> tuple[list[str], int]:
         if path is None:
             catalogue = load_catalogue()
             return _uncompiled(catalogue.signatures) + check_signatures(catalogue), len(catalogue.signatures)
-        signatures: dict[str, Signature | None] = {}
-        categories: dict[str, CategoryInfo] = {}
-        fragments: dict[str, str] = {}
-        files = [bundled_path(), *user_signature_files()]
-        files = [f for f in files if f.resolve() != Path(path).resolve()]
-        for file in files:
-            _merge_file(file, signatures, categories, fragments)
-        ids = _merge_file(Path(path), signatures, categories, fragments)
-        catalogue = _build(signatures, categories, [*map(str, files), str(path)])
-        live = [i for i in ids if signatures.get(i) is not None]
+        files = [f for f in (bundled_path(), *user_signature_files()) if f.resolve() != Path(path).resolve()]
+        catalogue, live = merge_catalogue_files([*files, Path(path)])
         checked = [s for s in catalogue.signatures if s.id in live]
         return _uncompiled(checked) + check_signatures(catalogue, only=live), len(live)
     except CatalogueError as exc:
