@@ -8,7 +8,8 @@ byte, or with it shown as ``←`` by the Windows console), ``\\r`` progress redr
 redraw), a BOM and NULs, CI
 timestamps (ISO, bracketed, ``hh:mm:ss``), GitHub Actions ``##[error]`` markers,
 docker BuildKit step prefixes (``#8 245.6 ``), docker compose service prefixes
-(``vllm-1  | ``), TheRock ``[component phase]`` and ``[component]`` prefixes (a bracketed marker
+(``vllm-1  | ``, ``vllm-server  | ``), vLLM's and Ray's process prefixes (``(APIServer pid=1) ``,
+``(RayWorkerWrapper pid=12, ip=10.0.0.2) ``), TheRock ``[component phase]`` and ``[component]`` prefixes (a bracketed marker
 that says error or failure stays), TeamCity's ``[hh:mm:ss][Step n/m]``, Nix's ``pname> ``, pip's and uv's
 indentation and box characters (``×│╰─>`` / ``├─▶``), markdown quote markers,
 ctest's ``3: `` test-number prefixes, spack's left column of log line numbers,
@@ -74,6 +75,9 @@ _PREFIXES = re.compile(
       | \s*::(?:error|warning|notice|debug|group|endgroup)(?:\s[^:]*)?::              # workflow commands
       | \s*\#\d+\s+\d+(?:\.\d+)?(?:\s|$)                                             # BuildKit "#8 245.6 "
       | [\w.-]+-\d+\s+\|\s                                                           # docker compose "vllm-1  | "
+      | [A-Za-z][\w.-]*\s{2,}\|\s                                  # ...a container_name padded: "vllm-server  | "
+      | \((?:[A-Za-z][\w.-]*(?:\s+rank=\d+)?\s+)?pid=\d+(?:,\s*ip=[\d.]+)?\)\s+  # vLLM's "(APIServer pid=1) ", Ray's
+                                                                  # "(RayWorkerWrapper pid=12, ip=10.0.0.2) "
       | [+-]?\[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s  # TheRock's prefix,
                                                                   # "[hipBLASLt build] ", also in a pasted diff (+/-)
       | [+-]?\[(?!{level}\])[A-Za-z][\w.+-]*\](?:\[(?!{level}\])[\w.+-]+\])?\s+(?=\S)  # TheRock's
