@@ -10,8 +10,8 @@ timestamps (ISO, bracketed, ``hh:mm:ss``), GitHub Actions ``##[error]`` markers,
 docker BuildKit step prefixes (``#8 245.6 ``), docker compose service prefixes
 (``vllm-1  | ``, ``vllm-server  | ``), vLLM's and Ray's process prefixes (``(APIServer pid=1) ``,
 ``(RayWorkerWrapper pid=12, ip=10.0.0.2) ``), TheRock ``[component phase]`` and ``[component]``
-prefixes (a bracketed marker that says error or failure stays), TeamCity's ``[hh:mm:ss][Step n/m]``, Nix's ``pname> ``, pip's and uv's
-indentation and box characters (``×│╰─>`` / ``├─▶``), markdown quote markers,
+prefixes (a bracketed marker that says error or failure stays), TeamCity's ``[hh:mm:ss][Step n/m]``,
+Nix's ``pname> ``, pip's and uv's indentation and box characters (``×│╰─>`` / ``├─▶``), markdown quote markers,
 ctest's ``3: `` test-number prefixes, spack's left column of log line numbers,
 the indentation of a paste indented as a whole,
 bare elapsed-seconds prefixes (``327.4 ``, a BuildKit line whose step marker
