@@ -441,13 +441,21 @@ fatal: Couldn't find remote ref refs/heads/release-9.9
     assert "404" in gone.advice and "retrying will not help" in gone.advice
 
 
-def test_which_libstdcxx_decides_load_path_or_abi() -> None:
+def test_which_runtime_decides_load_path_or_abi() -> None:
+    # spack/spack#50534, lamikr/rocm_sdk_builder#222: a libstdc++ too old for the binary is a load path to
+    # fix (the bundled copy out of the way, or the newer GCC's runtime first); glibc too old is a binary
+    # built on a newer distribution.
     bundled = run("ImportError: /opt/conda/envs/py312/lib/libstdc++.so.6: version `GLIBCXX_3.4.32' not found "
                   "(required by /x/lib/libfoo.so)")
     system = run("ImportError: /lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.32' not found "
                  "(required by /x/lib/libfoo.so)")
+    glibc = run("ImportError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found "
+                "(required by /x/lib/libfoo.so)")
     assert bundled.category == "missing_runtime_library" and "/opt/conda/envs/py312/lib" in bundled.advice
-    assert system.category == "abi_mismatch"
+    assert (system.category, system.signature, system.retryable) == (
+        "missing_runtime_library", "glibcxx-version-not-found", False)
+    assert "GLIBCXX_3.4.32" in system.advice
+    assert (glibc.category, glibc.signature) == ("abi_mismatch", "glibc-version-not-found")
 
 
 def test_cmake_package_config_missing_is_toolchain_with_the_package_in_the_advice() -> None:
