@@ -57,6 +57,13 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
          "#0 0x00007ff63f1b49b8 (C:\\rocm\\bin\\clang++.exe+0x1b249b8)"),  # TheRock's component prefix on a frame
         ("[1] #1 0x10 is not a frame", "[1] #1 0x10 is not a frame"),  # a number in brackets is not a component
         ("[12/400] Building HIP object x.o", "[12/400] Building HIP object x.o"),  # ninja status kept
+        # vLLM's process prefix (ROCm/aiter#1415, ROCm/aiter#4818) behind a padded compose service name;
+        # Ray's worker prefix names its IP too
+        ("vllm-server  | (APIServer pid=1) KeyError: 'gfx1151'", "KeyError: 'gfx1151'"),
+        (f"(Worker_TP5_EP5 pid=1070) {LD}", LD),
+        (f"(RayWorkerWrapper pid=12, ip=10.0.0.2) {LD}", LD),
+        ("Name | Value", "Name | Value"),  # one space before a pipe: a table row, not a compose prefix
+        ("(see pid=3 above) x", "(see pid=3 above) x"),
         ("  50%|#####     |\r 100%|##########|\r", "100%|##########|"),  # \r redraws: the last one
         (f"{LD}\r", LD),  # CRLF
         (f"\ufeff{LD}", LD),

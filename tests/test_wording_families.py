@@ -1369,3 +1369,97 @@ def test_the_wrong_compiler_for_hip_reads_as_a_toolchain_problem() -> None:
     read_as('-- HIP_COMMON_DIR found at /root/ROCm-4.5/hipamd/hip\n'
             'Can\'t open perl script "/root/ROCm-4.5/hipamd/hip/bin/hipconfig": No such file or directory',
             "toolchain_missing", "hip-tool-not-found", line=2)
+
+
+# ------------------------------------------------- round 12: tool wordings probed, then b47-b55's misses
+
+@pytest.mark.parametrize(("log", "category", "signature"), [
+    # PyTorch c10/util/C++17.h's own floor (pyro-ppl/pyro#3349, deepspeedai/DeepSpeed#7143, pytorch/vision#2509)
+    ("/x/torch/include/c10/util/C++17.h:13:2: error: #error \"You're trying to build PyTorch with a too old "
+     "version of GCC. We need GCC 9 or later.\"", "toolchain_missing", "torch-host-compiler-too-old"),
+    # autoconf's AC_PROG_CC with no compiler at all; Triton's build.py; cargo's rust-version floor
+    ("configure: error: no acceptable C compiler found in $PATH", "toolchain_missing",
+     "autoconf-compiler-cannot-create-executables"),
+    ("RuntimeError: Failed to find C compiler. Please specify via CC environment variable.", "toolchain_missing",
+     "host-compiler-missing"),
+    ("error: package `tokenizers v0.15.0` cannot be built because it requires rustc 1.70 or newer, while the "
+     "currently active rustc version is 1.65.0", "toolchain_missing", "host-compiler-missing"),
+    # pybind11's PYBIND11_CHECK_PYTHON_VERSION
+    ("ImportError: Python version mismatch: module was compiled for Python 3.10, but the interpreter version is "
+     "incompatible: 3.11.4.", "abi_mismatch", "undefined-symbol-python-c-api"),
+    # Nix's filetransfer and rbuild's cget: a 404 in their words is gone for good
+    ("error: unable to download 'https://x/y.tar.gz': HTTP error 404 (curl error: HTTP response code said error)",
+     "network", "download-gone"),
+    ("Download failed with error 404 for: //github.com/sqlite3/sqlite3/archive/3.43.2.tar.gz", "network",
+     "download-gone"),
+    # cargo, uv, docker's Go client, CPython's ssl: transient or proxy failures of a download
+    ("error: failed to download from `https://static.crates.io/crates/serde/1.0.190/download`", "network",
+     "connection-failed"),
+    ("  Caused by: Request failed after 3 retries", "network", "connection-failed"),
+    ("docker: Error response from daemon: Get \"https://registry-1.docker.io/v2/\": net/http: request canceled "
+     "while waiting for connection (Client.Timeout exceeded while awaiting headers).", "network", "connection-failed"),
+    # CMake's cache reset after a compiler change (irixxxx/picodrive#31, hypre-space/hypre#1549)
+    ("-- Configuring incomplete, errors occurred!\nYou have changed variables that require your cache to be "
+     "deleted.\nConfigure will be re-run and you may have to reset some variables.", "stale_build",
+     "cmake-cache-reset-compiler-changed"),
+    # a Fortran compiler identification, mixed case (ROCm/rocm-libraries#1608)
+    ("[hipBLASLt configure] -- The Fortran compiler identification is unknown\n[hipBLASLt configure] CMake Error: "
+     "Error required internal CMake variable not set, cmake may not be built correctly.", "toolchain_missing",
+     "cmake-language-compiler-not-found"),
+    # Bazel's process wrapper running a repository rule's git (ROCm/tensorflow-upstream#940)
+    ("src/main/tools/process-wrapper-legacy.cc:58: \"execvp(git, ...)\": No such file or directory",
+     "toolchain_missing", "build-tool-not-found"),
+    # rocm-smi's C API left off the link (ROCm/TheRock#4353), AITER's C++ API (pytorch/pytorch#160105)
+    ("/usr/libexec/gcc/x86_64-redhat-linux/13/ld: /w/build/lib/libtorch_hip.so: undefined reference to "
+     "`rsmi_init'\ncollect2: error: ld returned 1 exit status", "missing_library", "undefined-reference-rocm-runtime"),
+    ("ld.lld: error: undefined symbol: aiter::mha_fwd(fmha_fwd_args, ck_tile::stream_config const&, bool)",
+     "missing_library", "undefined-reference-rocm-runtime"),
+    # HIP's hip_impl:: internals, gone in later releases (ROCm/tensorflow-upstream#444)
+    ("ImportError: /x/_pywrap_tensorflow_internal.so: undefined symbol: _ZN8hip_impl19Bundled_code_header13magic"
+     "_string_E", "abi_mismatch", "undefined-symbol-rocm-runtime-skew"),
+    # a Python table of targets without the GPU's arch (ROCm/aiter#1415, ROCm/aiter#1552)
+    ("  File \"/x/aiter/jit/utils/chip_info.py\", line 63, in get_gfx_custom_op_core\n"
+     "    return gfx_mapping[line.split(\":\")[-1].strip()]\nKeyError: 'gfx1151'", "unsupported_arch",
+     "library-unsupported-gpu-target"),
+    # a Fortran module another compiler wrote (spack/spack#27892, flang-compiler/flang#140)
+    ("Fatal Error: File 'iso_c_binding.mod' opened at (1) is not a GNU Fortran module file", "abi_mismatch",
+     "fortran-module-from-other-compiler"),
+    # setuptools left as a namespace stub (ROCm/TheRock#3513)
+    ("ImportError: cannot import name 'setup' from 'setuptools' (unknown location)", "missing_python_dependency",
+     "build-backend-unavailable"),
+])
+def test_round_12_wordings(log: str, category: str, signature: str) -> None:
+    read_as(log, category, signature)
+
+
+def test_the_amdgpu_assemblers_operand_errors_read_by_their_wording_and_host() -> None:
+    # "not a valid operand." is AMDGPUAsmParser's alone (ROCm/MIOpen#3793); "invalid operand for instruction" is
+    # every LLVM assembler's, so it needs a ROCm build and clang's echo of a v_/s_ instruction to be specific
+    # (ROCm/pytorch#718, ROCm/rocRAND#140)
+    read_as("<inline asm>:14:20: error: not a valid operand.\nv_add_f32 v3 v3 v3 row_bcast:15 row_mask:0xa",
+            "unsupported_arch", "device-asm-rejected-for-arch", 1)
+    gpu = run("[ 86%] Building HIPCC object caffe2/x.hip.o\n<inline asm>:1:24: error: invalid operand for "
+              "instruction\n        v_mad_u64_u32 v[2:3], s[10:11], s1, v42, v[8:9]")
+    assert (gpu.category, gpu.signature, gpu.line, gpu.confidence) == (
+        "unsupported_arch", "amdgpu-inline-asm-operand-rejected", 2, "high"), gpu
+    x86 = run("<inline asm>:1:2: error: invalid operand for instruction\n        movq %rax, %xmm0")
+    assert x86.category == "unknown", x86  # no ROCm in sight: every LLVM target says this
+
+
+def test_a_tool_missing_from_the_rocm_root_is_the_toolchain_and_a_versioned_root_gone_is_stale() -> None:
+    # rocm-arch/tensorflow-rocm#57: ROCm 5.6 removed /opt/rocm/hip/bin, so a build that hard-codes it finds no
+    # hipcc; a versioned root that is gone is a cache made before an upgrade
+    read_as("sh: line 1: /opt/rocm/hip/bin/hipcc: No such file or directory", "toolchain_missing",
+            "hip-tool-not-found")
+    read_as("/bin/sh: 1: /opt/rocm-6.1.0/bin/hipcc: No such file or directory", "stale_build",
+            "cached-tool-path-gone")
+
+
+def test_urllib3s_retries_before_the_last_are_not_the_failure() -> None:
+    # a Retrying line is a warning while retries remain, whatever error it quotes (CERTIFICATE_VERIFY_FAILED
+    # reads as a network failure on its own: pypi/warehouse#3395)
+    got = run("  Retrying (Retry(total=2, connect=None, read=None, redirect=None, status=None)) after connection "
+              "broken by 'SSLError(SSLError(1, '[SSL: CERTIFICATE_VERIFY_FAILED]'))': /simple/pip/")
+    assert (got.signature, got.confidence) == ("pip-retrying-connection", "medium"), got  # the weak reading only
+    read_as("ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to "
+            "get local issuer certificate (_ssl.c:1006)", "network", "connection-failed")
