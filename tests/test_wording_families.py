@@ -1463,3 +1463,13 @@ def test_urllib3s_retries_before_the_last_are_not_the_failure() -> None:
     assert (got.signature, got.confidence) == ("pip-retrying-connection", "medium"), got  # the weak reading only
     read_as("ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to "
             "get local issuer certificate (_ssl.c:1006)", "network", "connection-failed")
+
+
+def test_a_dpp_form_rejected_at_O0_is_the_compiler_and_otherwise_the_target() -> None:
+    # parthenon-hpc-lab/parthenon#1191 and ROCm/ROCm#5826: the same code builds at -O2; without -O0 in sight
+    # the DPP form is a library's code for older GPUs (ROCm/rocPRIM#180)
+    error = "error: Illegal instruction detected: Invalid dpp_ctrl value: wavefront shifts are not supported on GFX10+"
+    at_o0 = run(f"/usr/bin/hipcc -DKOKKOS_DEPENDENCE -O0 --offload-arch=gfx1030 -c x.cpp\n{error}")
+    assert (at_o0.category, at_o0.signature, at_o0.line) == ("compiler_crash", "llvm-machine-verifier", 2), at_o0
+    read_as(f"/usr/bin/hipcc -O3 --offload-arch=gfx1030 -c x.cpp\n{error}", "unsupported_arch",
+            "llvm-verifier-unsupported-on-gfx", 2)
