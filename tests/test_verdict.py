@@ -77,7 +77,7 @@ HEADER = "/src/csrc/gemm.hip:3:10: fatal error: hipblas/hipblas.h: No such file 
 NOWHERE = "/usr/bin/ld: cannot find -lrocmbuild_nowhere: No such file or directory"
 
 
-@pytest.mark.parametrize(("line", "signature", "exit_code"), [(HEADER, "rocm-component-header-missing", 4),
+@pytest.mark.parametrize(("line", "signature", "exit_code"), [(HEADER, "rocm-library-header-missing", 4),
                                                                 (NOWHERE, "ld-cannot-find-library", 1)])
 @pytest.mark.integration
 def test_real_run_stops_at_the_decisive_line_whatever_keeps_running(tmp_path: Path, line: str, signature: str,

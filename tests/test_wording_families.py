@@ -94,15 +94,17 @@ def test_instruction_the_target_lacks_is_unsupported_arch_not_a_crash(line: str)
 
 # ------------------------------------------------------------------------------- headers and products
 
-@pytest.mark.parametrize(("line", "library"), [
-    ("src/gemm.cpp:4:10: fatal error: hipblas/hipblas.h: No such file or directory", "hipblas"),   # GCC's wording
+@pytest.mark.parametrize(("line", "library", "category"), [
+    # a ROCm library's header: its -dev package is not installed (ROCm/hip#68, ROCm/rccl#1161); GCC's wording
+    ("src/gemm.cpp:4:10: fatal error: hipblas/hipblas.h: No such file or directory", "hipblas", "missing_library"),
+    # HIP's own header: a ROCm too old for the code (vllm-project/vllm#1313); clang's wording
     ("/opt/rocm-5.6.0/include/hip/hip_bf16.h:30:10: fatal error: 'hip/amd_detail/amd_hip_bf16.h' file not found",
-     "hip"),  # clang's wording; a ROCm too old for the code (vllm-project/vllm#1313)
+     "hip", "toolchain_missing"),
 ])
-def test_a_missing_rocm_component_header_is_toolchain_missing(line: str, library: str) -> None:
+def test_a_missing_rocm_header_is_the_sdk_or_a_library_by_whose_it_is(line: str, library: str, category: str) -> None:
     got = run("In file included from src/x.cpp:1:\n" + line + "\ncompilation terminated.")
-    assert (got.category, got.line, got.fields.get("library")) == ("toolchain_missing", 2, library)
-    assert "install" in got.advice
+    assert (got.category, got.line, got.fields.get("library")) == (category, 2, library)
+    assert "install" in got.advice and not got.retryable
 
 
 def test_a_projects_own_missing_header_is_not_a_rocm_component() -> None:
@@ -288,8 +290,8 @@ def test_nothing_matched_is_unknown_with_low_confidence() -> None:
 
 def test_a_tie_between_specific_readings_on_two_lines_is_unknown() -> None:
     # Resource-free ranks, same priority band, different lines, different categories: a missing header
-    # of a ROCm component (toolchain_missing, 79) and a library's arch check (unsupported_arch, 79).
-    got = run("src/x.cpp:1:10: fatal error: rocblas/rocblas.h: No such file or directory\n"
+    # of HIP itself (toolchain_missing, 79) and a library's arch check (unsupported_arch, 79).
+    got = run("src/x.cpp:1:10: fatal error: hip/hip_fp16.h: No such file or directory\n"
               "RuntimeError: gfx1010 is not a supported target")
     assert (got.category, got.confidence) == ("unknown", "low")
     assert {c.category for c in got.candidates} == {"toolchain_missing", "unsupported_arch"}
@@ -857,7 +859,7 @@ def test_a_find_path_failure_is_left_unread() -> None:
     # MSVC C1083 for a ROCm component's header
     ("C:\\src\\gemm.cpp(3): fatal error C1083: Cannot open include file: 'rocblas/rocblas.h': "
      "No such file or directory",
-     "toolchain_missing", "rocm-component-header-missing", 1),
+     "missing_library", "rocm-library-header-missing", 1),
     # numpy's C-API import (its _import_array text)
     ("ImportError: numpy.core.multiarray failed to import", "abi_mismatch", "numpy-abi-mismatch", 1),
 ])
