@@ -1,7 +1,7 @@
 """Benchmark: does a log's reading survive the ways a paste or a CI changes its text?
 
 The same failure reaches ``diagnose`` through many hands: GCC in a UTF-8 locale prints ``‘x’``, a forum
-turns ``"x"`` into ``“x”``, TheRock, Nix, TeamCity, docker compose and GitHub Actions put their own
+turns ``"x"`` into ``“x”``, TheRock, Nix, TeamCity, docker compose, vLLM and GitHub Actions put their own
 prefix on every line, a terminal copy hard-wraps long lines, an install lives in ``/opt/rocm-6.3.1``.
 For each such change, applied to every labelled log in the given directories (the ``reallogs``
 format, as ``diagnosis_quality.py`` reads them), this prints how many readings changed and how many
@@ -73,6 +73,7 @@ CHANGES: dict[str, Callable[[str], str]] = {
     "TeamCity prefix (copied)": _each_line("[20:54:59][Step 2/2] "),
     "TeamCity prefix (downloaded log)": _each_line("[14:36:30]E:\t [Step 2/2] "),
     "docker compose prefix": _each_line("vllm-1  | "),
+    "compose service name + vLLM process prefix": _each_line("vllm-server  | (EngineCore_DP0 pid=217) "),
     "versioned ROCm path": lambda text: text.replace("/opt/rocm/", "/opt/rocm-6.3.1/"),
     "another Python in paths": lambda text: re.sub(r"python3\.\d+", "python3.13", text),
     "another home directory": lambda text: re.sub(r"/home/[^/\s]+", "/home/ci-runner", text),
