@@ -63,6 +63,7 @@ LD = "/usr/bin/ld: cannot find -lhipblas"
         (f"(Worker_TP5_EP5 pid=1070) {LD}", LD),
         (f"(RayWorkerWrapper pid=12, ip=10.0.0.2) {LD}", LD),
         ("Name | Value", "Name | Value"),  # one space before a pipe: a table row, not a compose prefix
+        ("WARNING  | Unsupported GPU target gfx1036", "WARNING  | Unsupported GPU target gfx1036"),  # a level column
         ("(see pid=3 above) x", "(see pid=3 above) x"),
         ("  50%|#####     |\r 100%|##########|\r", "100%|##########|"),  # \r redraws: the last one
         (f"{LD}\r", LD),  # CRLF

@@ -1463,8 +1463,14 @@ def test_urllib3s_retries_before_the_last_are_not_the_failure() -> None:
     got = run("  Retrying (Retry(total=2, connect=None, read=None, redirect=None, status=None)) after connection "
               "broken by 'SSLError(SSLError(1, '[SSL: CERTIFICATE_VERIFY_FAILED]'))': /simple/pip/")
     assert (got.signature, got.confidence) == ("pip-retrying-connection", "medium"), got  # the weak reading only
-    read_as("ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable to "
-            "get local issuer certificate (_ssl.c:1006)", "network", "connection-failed")
+    cert = read_as("ssl.SSLCertVerificationError: [SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed: unable "
+                   "to get local issuer certificate (_ssl.c:1006)", "network", "ssl-certificate-verify-failed")
+    assert not cert.retryable and "REQUESTS_CA_BUNDLE" in cert.advice  # a proxy or CA bundle: waiting won't help
+    # Python logging's format puts the logger's name before the same warning (vladmandic/sdnext#4570)
+    logged = run("WARNING:urllib3.connectionpool:Retrying (Retry(total=4, connect=None, read=None, redirect=None, "
+                 "status=None)) after connection broken by 'SSLError(SSLCertVerificationError(1, '[SSL: "
+                 "CERTIFICATE_VERIFY_FAILED] certificate verify failed'))': /x")
+    assert logged.category == "unknown", logged
 
 
 def test_a_dpp_form_rejected_at_O0_is_the_compiler_and_otherwise_the_target() -> None:
@@ -1475,3 +1481,68 @@ def test_a_dpp_form_rejected_at_O0_is_the_compiler_and_otherwise_the_target() ->
     assert (at_o0.category, at_o0.signature, at_o0.line) == ("compiler_crash", "llvm-machine-verifier", 2), at_o0
     read_as(f"/usr/bin/hipcc -O3 --offload-arch=gfx1030 -c x.cpp\n{error}", "unsupported_arch",
             "llvm-verifier-unsupported-on-gfx", 2)
+
+
+def test_cmakes_cache_reset_gives_way_to_a_finished_rerun_and_to_any_specific_reading() -> None:
+    # the notice, a re-run that generated, then a compile error: not a stale tree (unknown here)
+    notice = "You have changed variables that require your cache to be deleted."
+    specific = run(f"{notice}\n/usr/bin/ld: cannot find -lhipblas")
+    assert (specific.category, specific.line) == ("missing_library", 2), specific
+    alone = run(f"-- Configuring incomplete, errors occurred!\n{notice}")
+    assert (alone.category, alone.confidence) == ("stale_build", "medium"), alone
+    after = run(f"{notice}\n-- Generating done\n/src/foo.cpp:12:3: error: no matching function for call to 'bar'")
+    assert after.category == "unknown", after
+    rerun = run(f"{notice}\nConfigure will be re-run and you may have to reset some variables.\n-- Generating done\n"
+                "-- Build files have been written to: /w/build")
+    assert rerun.category == "unknown", rerun
+
+
+@pytest.mark.parametrize(("log", "category", "signature"), [
+    # cargo names the status on a later line (its 'failed to download from' comes first)
+    ("error: failed to download from `https://static.crates.io/crates/x/1.0.0/download`\n\nCaused by:\n"
+     "  failed to get successful HTTP response from `https://static.crates.io/crates/x/1.0.0/download` (1.2.3.4), "
+     "got 404", "network", "download-gone"),
+    # vLLM's logger before a Python exception (ROCm/aiter#1415)
+    ("(EngineCore_DP0 pid=217) ERROR 08-14 09:27:31 [core.py:712] KeyError: 'gfx1151'", "unsupported_arch",
+     "library-unsupported-gpu-target"),
+    # the AMDGPU assembler's most target-specific wording
+    ("<inline asm>:3:5: error: operands are not valid for this GPU or mode", "unsupported_arch",
+     "device-asm-rejected-for-arch"),
+    # gfortran reading a module another gfortran wrote; pybind11 before 2.6
+    ("Fatal Error: Cannot read module file 'mpi.mod' opened at (1), because it was created by a different version "
+     "of GNU Fortran", "abi_mismatch", "fortran-module-from-other-compiler"),
+    ("ImportError: Python version mismatch: module was compiled for version 3.6, while the interpreter is running "
+     "version 3.8.", "abi_mismatch", "undefined-symbol-python-c-api"),
+    # each linker's wording for each ROCm C/C++ API
+    ("/usr/bin/ld: x.o: undefined reference to `aiter::mha_fwd(fmha_fwd_args)'", "missing_library",
+     "undefined-reference-rocm-runtime"),
+    ("ld.lld: error: undefined symbol: rsmi_init", "missing_library", "undefined-reference-rocm-runtime"),
+    ("src/x.cpp:2:10: fatal error: hipblas-common/hipblas-common.h: No such file or directory", "missing_library",
+     "rocm-library-header-missing"),
+])
+def test_round_12_review(log: str, category: str, signature: str) -> None:
+    read_as(log, category, signature)
+
+
+def test_cgets_other_statuses_are_not_gone_for_good() -> None:
+    # a 400 behind a proxy or a 408 is not a file removed from the server
+    got = run("Download failed with error 400 for: //github.com/pfultz2/rocm-recipes/archive/HEAD.tar.gz")
+    assert got.signature != "download-gone", got
+
+
+def test_a_dpp_form_at_O0_in_a_quoted_flag_list_is_the_compiler() -> None:
+    # torch.utils.cpp_extension prints the command as a Python list
+    got = run("Command '['/opt/rocm/bin/hipcc', '-O0', '--offload-arch=gfx1030', '-c', 'x.hip']' failed\n"
+              "error: Illegal instruction detected: Invalid dpp_ctrl value: broadcasts are not supported on GFX10+")
+    assert (got.category, got.signature) == ("compiler_crash", "llvm-machine-verifier"), got
+
+
+def test_an_unconfirmed_inline_asm_operand_error_on_a_rocm_build_is_only_a_weak_reading() -> None:
+    # host x86 asm in a .hip file says the same words: without clang's echo of a GPU instruction the reading
+    # is medium at most, so a specific reading anywhere else in the log wins over it
+    got = run("[ 86%] Building HIPCC object x.hip.o\n<inline asm>:1:2: error: invalid operand for instruction\n"
+              "        movq %rax, %xmm0")
+    assert (got.signature, got.confidence) == ("amdgpu-inline-asm-operand-rejected", "medium"), got
+    both = run("[ 86%] Building HIPCC object x.hip.o\n<inline asm>:1:2: error: invalid operand for instruction\n"
+               "        movq %rax, %xmm0\n/usr/bin/ld: cannot find -lhipblas")
+    assert (both.category, both.signature) == ("missing_library", "ld-cannot-find-library"), both

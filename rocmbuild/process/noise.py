@@ -75,7 +75,8 @@ _PREFIXES = re.compile(
       | \s*::(?:error|warning|notice|debug|group|endgroup)(?:\s[^:]*)?::              # workflow commands
       | \s*\#\d+\s+\d+(?:\.\d+)?(?:\s|$)                                             # BuildKit "#8 245.6 "
       | [\w.-]+-\d+\s+\|\s                                                           # docker compose "vllm-1  | "
-      | [A-Za-z][\w.-]*\s{2,}\|\s                                  # ...a container_name padded: "vllm-server  | "
+      | (?!(?i:error|err|warning|warn|info|debug|trace|success|critical|fatal|notice)\s)  # (a logger's padded
+        [A-Za-z][\w.-]*\s{2,}\|\s             # level column stays) ...a container_name padded: "vllm-server  | "
       | \((?:[A-Za-z][\w.-]*(?:\s+rank=\d+)?\s+)?pid=\d+(?:,\s*ip=[\d.]+)?\)\s+  # vLLM's "(APIServer pid=1) ", Ray's
                                                                   # "(RayWorkerWrapper pid=12, ip=10.0.0.2) "
       | [+-]?\[[\w.+-]+\s(?:configure|build|install|stage|download|test|patch|update)\]\s  # TheRock's prefix,
