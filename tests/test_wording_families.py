@@ -1429,6 +1429,27 @@ def test_the_wrong_compiler_for_hip_reads_as_a_toolchain_problem() -> None:
     # setuptools left as a namespace stub (ROCm/TheRock#3513)
     ("ImportError: cannot import name 'setup' from 'setuptools' (unknown location)", "missing_python_dependency",
      "build-backend-unavailable"),
+    # cargo names the status on a later line (its 'failed to download from' comes first)
+    ("error: failed to download from `https://static.crates.io/crates/x/1.0.0/download`\n\nCaused by:\n"
+     "  failed to get successful HTTP response from `https://static.crates.io/crates/x/1.0.0/download` (1.2.3.4), "
+     "got 404", "network", "download-gone"),
+    # vLLM's logger before a Python exception (ROCm/aiter#1415)
+    ("(EngineCore_DP0 pid=217) ERROR 08-14 09:27:31 [core.py:712] KeyError: 'gfx1151'", "unsupported_arch",
+     "library-unsupported-gpu-target"),
+    # the AMDGPU assembler's most target-specific wording
+    ("<inline asm>:3:5: error: operands are not valid for this GPU or mode", "unsupported_arch",
+     "device-asm-rejected-for-arch"),
+    # gfortran reading a module another gfortran wrote; pybind11 before 2.6
+    ("Fatal Error: Cannot read module file 'mpi.mod' opened at (1), because it was created by a different version "
+     "of GNU Fortran", "abi_mismatch", "fortran-module-from-other-compiler"),
+    ("ImportError: Python version mismatch: module was compiled for version 3.6, while the interpreter is running "
+     "version 3.8.", "abi_mismatch", "undefined-symbol-python-c-api"),
+    # each linker's wording for each ROCm C/C++ API
+    ("/usr/bin/ld: x.o: undefined reference to `aiter::mha_fwd(fmha_fwd_args)'", "missing_library",
+     "undefined-reference-rocm-runtime"),
+    ("ld.lld: error: undefined symbol: rsmi_init", "missing_library", "undefined-reference-rocm-runtime"),
+    ("src/x.cpp:2:10: fatal error: hipblas-common/hipblas-common.h: No such file or directory", "missing_library",
+     "rocm-library-header-missing"),
 ])
 def test_round_12_wordings(log: str, category: str, signature: str) -> None:
     read_as(log, category, signature)
@@ -1495,33 +1516,6 @@ def test_cmakes_cache_reset_gives_way_to_a_finished_rerun_and_to_any_specific_re
     rerun = run(f"{notice}\nConfigure will be re-run and you may have to reset some variables.\n-- Generating done\n"
                 "-- Build files have been written to: /w/build")
     assert rerun.category == "unknown", rerun
-
-
-@pytest.mark.parametrize(("log", "category", "signature"), [
-    # cargo names the status on a later line (its 'failed to download from' comes first)
-    ("error: failed to download from `https://static.crates.io/crates/x/1.0.0/download`\n\nCaused by:\n"
-     "  failed to get successful HTTP response from `https://static.crates.io/crates/x/1.0.0/download` (1.2.3.4), "
-     "got 404", "network", "download-gone"),
-    # vLLM's logger before a Python exception (ROCm/aiter#1415)
-    ("(EngineCore_DP0 pid=217) ERROR 08-14 09:27:31 [core.py:712] KeyError: 'gfx1151'", "unsupported_arch",
-     "library-unsupported-gpu-target"),
-    # the AMDGPU assembler's most target-specific wording
-    ("<inline asm>:3:5: error: operands are not valid for this GPU or mode", "unsupported_arch",
-     "device-asm-rejected-for-arch"),
-    # gfortran reading a module another gfortran wrote; pybind11 before 2.6
-    ("Fatal Error: Cannot read module file 'mpi.mod' opened at (1), because it was created by a different version "
-     "of GNU Fortran", "abi_mismatch", "fortran-module-from-other-compiler"),
-    ("ImportError: Python version mismatch: module was compiled for version 3.6, while the interpreter is running "
-     "version 3.8.", "abi_mismatch", "undefined-symbol-python-c-api"),
-    # each linker's wording for each ROCm C/C++ API
-    ("/usr/bin/ld: x.o: undefined reference to `aiter::mha_fwd(fmha_fwd_args)'", "missing_library",
-     "undefined-reference-rocm-runtime"),
-    ("ld.lld: error: undefined symbol: rsmi_init", "missing_library", "undefined-reference-rocm-runtime"),
-    ("src/x.cpp:2:10: fatal error: hipblas-common/hipblas-common.h: No such file or directory", "missing_library",
-     "rocm-library-header-missing"),
-])
-def test_round_12_review(log: str, category: str, signature: str) -> None:
-    read_as(log, category, signature)
 
 
 def test_cgets_other_statuses_are_not_gone_for_good() -> None:
