@@ -652,9 +652,14 @@ def _parse_signature(table: object, source: str, index: int,
         if key not in table:
             raise _error(source, label, f"missing required key '{key}'")
     category = table["category"]
-    if category not in CATEGORIES or category in ("unknown", "stalled"):
+    # "unknown": a failure recognised by its wording whose cause lies in the project (a source or build-system
+    # bug) and fits no category: the diagnosis stays unknown, but names it and says what to do.
+    if category not in CATEGORIES or category == "stalled":
         raise _error(source, label, f"unknown category '{category}'",
-                     todo=f"use one of: {', '.join(c for c in CATEGORIES if c not in ('unknown', 'stalled'))}")
+                     todo=f"use one of: {', '.join(c for c in CATEGORIES if c != 'stalled')}")
+    if category == "unknown" and (table.get("retryable") or table.get("remedies")):
+        raise _error(source, label, "a signature of category 'unknown' cannot be retried or remedied",
+                     todo="drop 'retryable' and 'remedies', or give it the category whose ladder fits")
     description = table["description"]
     if not isinstance(description, str) or not description.strip() or "\n" in description.strip():
         raise _error(source, label, "'description' must be one line of text")

@@ -551,6 +551,8 @@ class Classifier:
             for m in candidates[1:])
         fields = self._with_release(_normalise(winner.fields))
         category = self._requested_reading(winner.sig, fields)
+        if category == "unknown":
+            return self._recognised_unknown(winner, fields, runners)
         own_ladder = category == winner.sig.category
         info = self.catalogue.category(category)
         return Diagnosis(
@@ -621,6 +623,17 @@ class Classifier:
                              for m in tied),
             description=f"the evidence fits {names} equally well; nothing in the log decides between them",
             advice=self.catalogue.category("unknown").advice, confidence="low")
+
+    def _recognised_unknown(self, winner: _Match, fields: dict[str, str],
+                            runners: tuple[RunnerUp, ...]) -> Diagnosis:
+        """A signature of category ``unknown`` won: a failure the catalogue knows by its wording whose cause
+        is the project's own (no remedy of rocmbuild's applies), so nothing is retried or escalated
+        as if a category were known; the diagnosis names it and says what to do, with low confidence."""
+        return Diagnosis(
+            category="unknown", signature=winner.sig.id, line=winner.line, text=winner.text, fields=fields,
+            context=(*winner.before, winner.text, *winner.after), runners_up=runners,
+            description=winner.sig.description,
+            advice=fill_advice(self.catalogue.advice(winner.sig, "unknown"), fields), confidence="low")
 
     def _unknown(self) -> Diagnosis:
         """Nothing matched: still point at the first error-looking line (tier order), with its context."""
