@@ -201,6 +201,10 @@ def test_priority_order() -> None:
     assert priorities == sorted(priorities, reverse=True)
 
 
+# A signature may know a failure without a category (the project's own bug): never retried nor remedied.
+UNKNOWN_GOOD = GOOD.replace('category = "missing_library"', 'category = "unknown"')
+
+
 @pytest.mark.parametrize(
     ("body", "needle"),
     [
@@ -214,6 +218,10 @@ def test_priority_order() -> None:
         (GOOD.replace('keywords = ["libfoo-"]', 'keywords = ["zzz"]'), "contains none of the keywords"),
         (GOOD.replace('description = "our vendored libfoo is missing"\n', ""), "missing required key 'description'"),
         (GOOD.replace('category = "missing_library"', 'category = "stalled"'), "unknown category 'stalled'"),
+        (UNKNOWN_GOOD.replace('priority = 90', 'priority = 90\nretryable = true'),
+         "category 'unknown' cannot be retried or remedied"),
+        (UNKNOWN_GOOD.replace('priority = 90', 'priority = 90\nremedies = ["clean_build"]'),
+         "category 'unknown' cannot be retried or remedied"),
         (GOOD + GOOD, "duplicate id"),
         (GOOD.replace('priority = 90', 'priority = 90\nif_requested = "gone"'), "'if_requested' must be a category"),
         (GOOD.replace('priority = 90', 'priority = 90\nhost = "cuda"'), "'host' must be one of"),
