@@ -55,6 +55,15 @@ def test_repeated_rungs_then_stop_without_generic_fall_through() -> None:
     assert "out_of_memory ladder is spent" in d.reason and "reduce_jobs" in d.reason
 
 
+def test_an_unknown_the_catalogue_names_as_the_projects_bug_is_never_escalated() -> None:
+    # hip-platform-undefined (category unknown): no generic remedy can fix a project's build bug
+    named = replace(failed(1, "unknown"), named_unknown="hip-platform-undefined")
+    d = decide([named], max_attempts=6, escalate_unknown=True, generic_ladder=GENERIC)
+    assert (d.remedy, d.outcome) == (None, "unrecognised") and "hip-platform-undefined" in d.reason
+    assert decide([failed(1, "unknown")], max_attempts=6, escalate_unknown=True,
+                  generic_ladder=GENERIC).remedy == "clean_build"
+
+
 def test_unavailable_remedies_are_skipped() -> None:
     d = decide([failed(1, "missing_library", ladder=LIB)], max_attempts=6, unavailable=frozenset({"add_library_paths"}))
     assert d.remedy == "clean_build"

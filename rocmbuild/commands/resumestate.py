@@ -116,8 +116,15 @@ def ladder_history(attempts: Sequence[AttemptRecord], events: Sequence[JSONObjec
             category=category_or_unknown(diagnosis.get("category")),
             fingerprint=str(event.get("fingerprint") or f"{diagnosis.get('signature')}:{diagnosis.get('text')}"),
             retryable=bool(diagnosis.get("retryable", True)),
-            ladder=known_remedies(as_list(event.get("remedies"))), remedies=attempt.remedies))
+            ladder=known_remedies(as_list(event.get("remedies"))), remedies=attempt.remedies,
+            named_unknown=_named_unknown(diagnosis)))
     return history
+
+
+def _named_unknown(diagnosis: Mapping[str, object]) -> str | None:
+    """The signature of a recorded unknown the catalogue named (the project's own bug), else None."""
+    signature = diagnosis.get("signature")
+    return signature if diagnosis.get("category") == "unknown" and isinstance(signature, str) and signature else None
 
 
 def last_plan_state(events: Sequence[JSONObject]) -> JSONObject | None:

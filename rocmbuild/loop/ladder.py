@@ -79,6 +79,9 @@ class FailedAttempt:
     # The category's own retryability: False where only this signature has a ladder (module-not-found's
     # install_build_requirements); when none of it could do anything, no remedy can help (exit 4).
     category_retryable: bool = True
+    # An unknown the catalogue still names (a signature of category unknown: the project's own bug): no remedy of
+    # ours, generic or not, can fix it, so --escalate-unknown does not run the generic ladder on it.
+    named_unknown: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +153,9 @@ def decide(
                          else "the build stalled before anything compiled: fewer jobs cannot help")
         return _gate(Decision(remedy, None, "the build stalled (no output); swap thrash is the usual cause"),
                      last, max_attempts, budget_left_s)
+    if last.category == "unknown" and last.named_unknown:
+        return _stop(Outcome.UNRECOGNISED, f"recognised as the project's own bug ({last.named_unknown}), which no "
+                     "remedy fixes: not retried, not even with --escalate-unknown")
     if last.category == "unknown":
         if not escalate_unknown:
             return _stop(Outcome.UNRECOGNISED, "the failure is not in the catalogue; not retried "

@@ -220,6 +220,7 @@ class BuildSession:
             number=number, ended=attempt_end(outcome.ended), category=diagnosis.category,
             fingerprint=diagnosis.fingerprint(), retryable=diagnosis.retryable, ladder=diagnosis.remedies,
             category_retryable=self.ctx.catalogue.category(diagnosis.category).retryable,
+            named_unknown=diagnosis.signature if diagnosis.category == "unknown" else None,
             compiled=compiled_anything(outcome.step.name if outcome.step else None,
                                        progress.done if progress else None,
                                        progress.percent if progress else None, diagnosis.category),
