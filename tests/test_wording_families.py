@@ -1576,6 +1576,16 @@ def test_an_unconfirmed_inline_asm_operand_error_on_a_rocm_build_is_only_a_weak_
      "[IP: 13.82.220.49 80]", "network", "connection-failed"),
     ("Err:3 https://nvidia.github.io/libnvidia-container/ubuntu18.04/amd64  InRelease\n"
      "  Connection failed [IP: 185.199.110.153 443]", "network", "connection-failed"),
+    # a shared library's own reference, as lld words it for an executable's link (ROCm/rocBLAS#1290)
+    ("ld.lld: error: undefined reference due to --no-allow-shlib-undefined: pthread_create\n>>> referenced by "
+     "../../library/src/librocblas.so.0.1.50500", "missing_library", "ld-undefined-system-library-symbol"),
+    # ROCm SMI's entry point undefined at import: libtorch_hip linked without librocm_smi64 (pytorch/pytorch#158725)
+    ("    from torch._C import *  # noqa: F403\nImportError: /usr/lib64/libtorch_hip.so: undefined symbol: rsmi_init",
+     "missing_runtime_library", "hip-core-api-unlinked"),
+    # Bazel 6 reading a project written for Bazel 5 (rocm-arch/tensorflow-rocm#47 and #48)
+    ("ERROR: /home/u/.cache/bazel/_bazel_u/d53f/external/bazel_tools/platforms/BUILD:19:6: in alias rule "
+     "@bazel_tools//platforms:x86_64: Constraints from @bazel_tools//platforms have been removed. Please use "
+     "constraints from @platforms repository embedded in Bazel", "toolchain_missing", "bazel-version-not-installed"),
     # std::filesystem in libstdc++fs, left off the link (AdaptiveCpp/AdaptiveCpp#667, kokkos/kokkos#7416)
     ("ld.lld: error: undefined symbol: std::filesystem::temp_directory_path[abi:cxx11]()", "missing_library",
      "std-filesystem-old-libstdcxx"),
@@ -1618,3 +1628,12 @@ def test_a_failure_recognised_as_the_projects_own_bug_stays_unknown_but_says_wha
     for number, line in enumerate(log.split("\n"), 1):
         classifier.on_line(number, clean_line(line))
     assert classifier.current() is None
+
+
+def test_a_rocm_librarys_flat_header_missing_is_a_tie_between_not_installed_and_old_code() -> None:
+    # ROCm 5.2 moved rocblas.h to rocblas/rocblas.h: the flat name is missing both when rocBLAS is not installed
+    # (ROCm/ROCmValidationSuite#115) and when old code includes it beside a new rocBLAS (rocm-arch/rocm-arch#817)
+    flat = run("src/rvs_blas.h:30:10: fatal error: 'rocblas.h' file not found")
+    assert (flat.category, flat.signature, flat.line) == ("unknown", None, 1)
+    read_as("src/x.hip:3:10: fatal error: 'rocblas/rocblas.h' file not found", "missing_library",
+            "rocm-library-header-missing")
