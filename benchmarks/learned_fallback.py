@@ -7,7 +7,8 @@ script measures that prequentially, the only honest way: for each batch of ``ben
 batch, then asked about the batch's logs that the rules answered ``unknown`` **at first look** (the
 ``predicted`` of the batch's ``firstlook.json``: what the classifier said before anyone learned from
 it).  A model answer counts only when it is a category (not ``other``) with probability >= the
-threshold; it is then either a conversion (the label) or a new confident mistake.
+threshold; it is then either a conversion (the label) or a new confident mistake (and, on a log
+labelled ``other``, a right ``unknown`` lost).
 
 The model: multinomial logistic regression (SGD, L2) over the lower-cased words and word pairs of a
 log's error-looking lines (the classifier's own ``_ERRORISH`` test, boilerplate dropped), present or
@@ -160,11 +161,15 @@ def main(argv: list[str] | None = None) -> int:
             best = max(probability, key=probability.__getitem__)
             for threshold in THRESHOLDS:
                 if best != "other" and probability[best] >= threshold:
-                    added[threshold]["right" if best == label else "wrong"] += 1
+                    if best == label:
+                        added[threshold]["right"] += 1
+                    else:  # a new confident mistake; on an `other` log it also undoes the rules' right unknown
+                        added[threshold]["wrong"] += 1
+                        added[threshold]["right"] -= label == "other"
     total = max(rules["total"], 1)
     print(f"learned fallback ({args.model}), prequential over b{args.start:02d}.. ({rules['total']} logs, "
           "each batch's model trained on the dev set and the batches before it)")
-    print("| threshold | converted | new confidently wrong | first look right | confidently wrong |")
+    print("| threshold | right (net) | new confidently wrong | first look right | confidently wrong |")
     print("| --- | --- | --- | --- | --- |")
     print(f"| rules alone | - | - | {rules['right']}/{total} = {100 * rules['right'] / total:.1f}% "
           f"| {rules['wrong']} ({100 * rules['wrong'] / total:.1f}%) |")

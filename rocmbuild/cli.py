@@ -79,7 +79,8 @@ def build_options(func: _Command) -> _Command:
         _env_option("json", "--json", "as_json", is_flag=True,
                     help="print each recipe's summary as JSON on stdout; human text goes to stderr"),
         _env_option("escalate_unknown", "--escalate-unknown", is_flag=True,
-                    help="apply the generic ladder to unrecognised failures instead of stopping"),
+                    help="apply the generic ladder to unrecognised failures instead of stopping "
+                         "(not to a failure the catalogue names as the project's own bug)"),
         _env_option("fail_fast", "--fail-fast", is_flag=True, help="stop the build at the first recognised failure"),
         _env_option("skip_preflight", "--skip-preflight", is_flag=True,
                     help="skip the checks before the first attempt"),

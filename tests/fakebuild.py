@@ -154,6 +154,21 @@ def unknown() -> int:
     return 1
 
 
+def platform_undefined() -> int:
+    # A project's host-compiled source that includes HIP's headers without the platform define: the shape of
+    # OPM/opm-simulators#6874 and icl-utk-edu/blaspp#104 (the project's build bug; nothing to retry).
+    ninja_prelude(40, 9)
+    out("FAILED: CMakeFiles/gpubridge.dir/src/Misc.cpp.o",
+        "In file included from /w/src/Misc.hpp:5,",
+        "                 from /w/src/Misc.cpp:3:",
+        '/opt/rocm-6.2.0/include/hip/hip_runtime_api.h:6711:2: error: #error ("Must define exactly one of '
+        '__HIP_PLATFORM_AMD__ or __HIP_PLATFORM_NVIDIA__");',
+        "/opt/rocm-6.2.0/include/hip/hip_runtime_api.h:6736:61: error: 'hipHostMallocDefault' was not declared in "
+        "this scope",
+        "ninja: build stopped: subcommand failed.")
+    return 1
+
+
 def unsupported() -> int:
     # Shape of a HIP 5.x clang asked for gfx942 (ROCm/ROCm#2283).
     ninja_prelude(40, 2)
@@ -272,7 +287,8 @@ def ok() -> int:
 
 SCENARIOS = {f.__name__: f for f in (link, load, crash, oom, stale_arch, network, unknown, unsupported, stall,
                                      link_then_crash, ok, unsupported_then_drain, crash_then_drain, import_missing,
-                                     network_down, crash_always, colours, broken_ssl)}
+                                     network_down, crash_always, colours, broken_ssl,
+                                     platform_undefined)}
 
 if __name__ == "__main__":
     sys.exit(SCENARIOS[sys.argv[1]]())

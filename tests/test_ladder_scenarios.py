@@ -117,6 +117,18 @@ def test_unknown_failure_with_escalate_unknown_uses_generic_ladder(tmp_path: Pat
     assert remedies(summary)[:2] == [["clean_build"], ["lower_optimization"]], "uninstall finds nothing installed"
 
 
+def test_a_failure_known_as_the_projects_own_bug_is_not_escalated(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "src" / "build").mkdir(parents=True)   # clean_build would have something to remove
+    proc, summary = rocmbuild(tmp_path, monkeypatch, str(write_recipe(tmp_path, "platform_undefined")),
+                              "--escalate-unknown", "--max-attempts", "3")
+    assert proc.returncode == 3, proc.stderr
+    assert summary["outcome"] == "unrecognised" and len(summary["attempts"]) == 1
+    assert (diag(summary, 1)["category"], diag(summary, 1)["signature"]) == ("unknown", "hip-platform-undefined")
+    assert remedies(summary) == [[]] and (tmp_path / "src" / "build").is_dir()
+    assert "hip-platform-undefined" in summary["stop_reason"]
+
+
 def test_a_clean_with_nothing_to_remove_does_not_spend_an_attempt(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     proc, summary = rocmbuild(tmp_path, monkeypatch, str(write_recipe(tmp_path, "unknown")), "--escalate-unknown",

@@ -175,6 +175,14 @@ def test_resume_rebuilds_an_attempt_killed_between_its_diagnosis_and_its_record(
     assert during_build.to_json()["ended"] == "interrupted"
 
 
+def test_resume_keeps_an_unknown_the_catalogue_named_out_of_the_generic_ladder() -> None:
+    named = AttemptRecord(number=1, started=None, duration_s=None, ended="exited", exit_code=1, log="attempt-1.log",
+                          env={}, diagnosis={"category": "unknown", "signature": "hip-platform-undefined"})
+    plain = replace(named, number=2, diagnosis={"category": "unknown", "signature": None})
+    history = ladder_history([named, plain], [])
+    assert [h.named_unknown for h in history] == ["hip-platform-undefined", None]
+
+
 def test_an_attempt_is_requested_as_data(tmp_path: Path) -> None:
     plan = replace(make_plan(tmp_path / "src", jobs=4), checkout=("git clone -q u src",))
     limits = Limits(stall_timeout_s=60)

@@ -1569,19 +1569,24 @@ def test_an_unconfirmed_inline_asm_operand_error_on_a_rocm_build_is_only_a_weak_
     # Bazel's launcher and TensorFlow's configure (rocm-arch/tensorflow-rocm#38 and #69, tensorflow/tensorflow#33169)
     ("ERROR: The project you're trying to build requires Bazel 3.2.0 (specified in /root/x/.bazelversion), but it "
      "wasn't found in /usr/bin.", "toolchain_missing", "bazel-version-not-installed"),
+    # a Bazel built from source or by a distro names itself "X- (@non-git)"; bazel-skylib's versions.check
+    ("You have bazel 0.24.0- (@non-git) installed.\nPlease upgrade your bazel installation to version 0.24.1 or "
+     "higher to build TensorFlow!", "toolchain_missing", "tensorflow-bazel-version-out-of-range"),
+    ("ERROR: /w/WORKSPACE:12:15: Traceback: Error in check: Current Bazel version is 5.3.0; expected at least 5.4.0",
+     "toolchain_missing", "bazel-version-not-installed"),
     ("You have bazel 0.23.0 installed.\nPlease upgrade your bazel installation to version 0.24.1 or higher to build "
      "TensorFlow!", "toolchain_missing", "tensorflow-bazel-version-out-of-range"),
     # apt's own words for a connection that failed (pytorch/pytorch#94555, NVIDIA/libnvidia-container#71)
     ("E: Failed to fetch http://repo.radeon.com/rocm/apt/5.4.2/pool/main/r/x.deb  Connection failed "
      "[IP: 13.82.220.49 80]", "network", "connection-failed"),
-    ("Err:3 https://nvidia.github.io/libnvidia-container/ubuntu18.04/amd64  InRelease\n"
-     "  Connection failed [IP: 185.199.110.153 443]", "network", "connection-failed"),
+    ("Failed to fetch https://nvidia.github.io/libnvidia-container/ubuntu18.04/amd64/InRelease  Connection failed "
+     "[IP: 185.199.110.153 443]", "network", "connection-failed"),
     # a shared library's own reference, as lld words it for an executable's link (ROCm/rocBLAS#1290)
     ("ld.lld: error: undefined reference due to --no-allow-shlib-undefined: pthread_create\n>>> referenced by "
      "../../library/src/librocblas.so.0.1.50500", "missing_library", "ld-undefined-system-library-symbol"),
     # ROCm SMI's entry point undefined at import: libtorch_hip linked without librocm_smi64 (pytorch/pytorch#158725)
     ("    from torch._C import *  # noqa: F403\nImportError: /usr/lib64/libtorch_hip.so: undefined symbol: rsmi_init",
-     "missing_runtime_library", "hip-core-api-unlinked"),
+     "missing_runtime_library", "rocm-smi-api-unlinked"),
     # Bazel 6 reading a project written for Bazel 5 (rocm-arch/tensorflow-rocm#47 and #48)
     ("ERROR: /home/u/.cache/bazel/_bazel_u/d53f/external/bazel_tools/platforms/BUILD:19:6: in alias rule "
      "@bazel_tools//platforms:x86_64: Constraints from @bazel_tools//platforms have been removed. Please use "
@@ -1630,10 +1635,25 @@ def test_a_failure_recognised_as_the_projects_own_bug_stays_unknown_but_says_wha
     assert classifier.current() is None
 
 
-def test_a_rocm_librarys_flat_header_missing_is_a_tie_between_not_installed_and_old_code() -> None:
+def test_a_rocm_librarys_flat_header_missing_is_read_as_nothing_its_threads_split() -> None:
     # ROCm 5.2 moved rocblas.h to rocblas/rocblas.h: the flat name is missing both when rocBLAS is not installed
     # (ROCm/ROCmValidationSuite#115) and when old code includes it beside a new rocBLAS (rocm-arch/rocm-arch#817)
     flat = run("src/rvs_blas.h:30:10: fatal error: 'rocblas.h' file not found")
     assert (flat.category, flat.signature, flat.line) == ("unknown", None, 1)
     read_as("src/x.hip:3:10: fatal error: 'rocblas/rocblas.h' file not found", "missing_library",
             "rocm-library-header-missing")
+
+
+def test_apts_warnings_about_an_index_it_could_not_fetch_are_not_the_failure() -> None:
+    # `apt-get update` warns (W:) and goes on with the old index; the build's own error later is the failure
+    got = run("Err:2 http://repo.radeon.com/rocm/apt/6.2 jammy InRelease\n  Connection failed [IP: 13.82.220.49 80]\n"
+              "W: Failed to fetch http://repo.radeon.com/rocm/apt/6.2/dists/jammy/InRelease  Connection failed "
+              "[IP: 13.82.220.49 80]\nW: Some index files failed to download. They have been ignored, or old ones "
+              "used instead.\nsrc/x.cpp:3:10: fatal error: foo.h: No such file or directory")
+    assert (got.category, got.signature) == ("unknown", None), got
+
+
+def test_rocm_smis_entry_point_unlinked_names_its_own_library() -> None:
+    got = read_as("ImportError: /usr/lib64/libtorch_hip.so: undefined symbol: rsmi_init", "missing_runtime_library",
+                  "rocm-smi-api-unlinked")
+    assert "librocm_smi64" in got.advice and "libamdhip64" not in got.advice

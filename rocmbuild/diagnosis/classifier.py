@@ -164,7 +164,8 @@ class RunnerUp:
 
 @dataclass(frozen=True)
 class Diagnosis:
-    """What failed, where, and what the ladder may try (``unknown`` when nothing matched)."""
+    """What failed, where, and what the ladder may try (``unknown`` when nothing matched, or, with a
+    ``signature``, when the catalogue knows the failure as the project's own bug: no category, no remedy)."""
 
     category: Category
     signature: str | None = None

@@ -39,6 +39,12 @@ def render_diagnosis(name: str, diagnosis: Diagnosis, explain: bool) -> str:
             lines.append(f"  meaning: {diagnosis.description}")
         lines.append(f"  retryable: {'yes' if diagnosis.retryable else 'no'}; "
                      f"remedies: {' -> '.join(diagnosis.remedies) or 'none'}")
+    elif diagnosis.signature:
+        # known by its wording, but the cause is the project's own: no category, nothing to retry
+        lines[0] += f" ({diagnosis.signature}; confidence {diagnosis.confidence}; the project's own bug, no remedy)"
+        lines.append(f"  decisive line {diagnosis.line}: {diagnosis.text}")
+        if diagnosis.description:
+            lines.append(f"  meaning: {diagnosis.description}")
     elif diagnosis.candidates:
         lines.append(f"  {diagnosis.description}; the readings and the lines they rest on:")
         lines.extend(f"    - {c.category} ({c.signature}) line {c.line}: {c.text}" for c in diagnosis.candidates)

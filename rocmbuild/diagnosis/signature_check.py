@@ -66,7 +66,8 @@ def check_signatures(catalogue: Catalogue, only: Iterable[str] | None = None) ->
             # A reading the catalogue holds exactly as strong as another comes out as an honest tie
             # (unknown, naming both): the example is still read as this signature.
             tied = got.category == "unknown" and any(c.signature == sig.id for c in got.candidates)
-            if got.category != sig.category and not tied:
+            # A category-less reading (unknown) must be read as itself, not as any other unknown.
+            if (got.category != sig.category and not tied) or (sig.category == "unknown" and got.signature != sig.id):
                 failures.append(f"{where}: example is classified as {got.signature or 'unknown'} "
                                 f"({got.category}) by the whole catalogue: {line!r}")
         for line in sig.near_misses:

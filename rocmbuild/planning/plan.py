@@ -172,7 +172,7 @@ def render_plan(plan: BuildPlan, ladders: Mapping[str, tuple[str, ...]] | None =
         add(f"Verify artifacts for {', '.join(plan.archs)}: {', '.join(plan.recipe.verify_artifacts)}")
     add("")
     add("Remedy ladder (per failure category; a spent ladder stops the run; the generic order only for "
-        "unrecognised failures with --escalate-unknown):")
+        "unrecognised failures with --escalate-unknown, never for one the catalogue names as the project's own bug):")
     for category, ladder in (ladders or {}).items():
         add(f"  {category:<26} {' -> '.join(ladder) if ladder else 'stop (not retryable)'}")
         for signature, own in (exceptions or {}).get(category, {}).items():
