@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Union, get_args, get_origin, get_type_hin
 from rocmbuild.diagnosis.catalogue import category_or_unknown, known_remedies
 from rocmbuild.errors import LockHeldError, UsageError
 from rocmbuild.host.arch import Targets
-from rocmbuild.loop.ladder import FailedAttempt
+from rocmbuild.loop.ladder import FailedAttempt, named_unknown
 from rocmbuild.options import BuildOptions
 from rocmbuild.planning.environment import EnvChange
 from rocmbuild.planning.plan import BuildPlan
@@ -117,14 +117,8 @@ def ladder_history(attempts: Sequence[AttemptRecord], events: Sequence[JSONObjec
             fingerprint=str(event.get("fingerprint") or f"{diagnosis.get('signature')}:{diagnosis.get('text')}"),
             retryable=bool(diagnosis.get("retryable", True)),
             ladder=known_remedies(as_list(event.get("remedies"))), remedies=attempt.remedies,
-            named_unknown=_named_unknown(diagnosis)))
+            named_unknown=named_unknown(diagnosis.get("category"), diagnosis.get("signature"))))
     return history
-
-
-def _named_unknown(diagnosis: Mapping[str, object]) -> str | None:
-    """The signature of a recorded unknown the catalogue named (the project's own bug), else None."""
-    signature = diagnosis.get("signature")
-    return signature if diagnosis.get("category") == "unknown" and isinstance(signature, str) and signature else None
 
 
 def last_plan_state(events: Sequence[JSONObject]) -> JSONObject | None:

@@ -84,6 +84,11 @@ class FailedAttempt:
     named_unknown: str | None = None
 
 
+def named_unknown(category: object, signature: object) -> str | None:
+    """The signature of an unknown the catalogue names (a signature of category unknown), else None."""
+    return signature if category == "unknown" and isinstance(signature, str) and signature else None
+
+
 @dataclass(frozen=True)
 class Decision:
     """Retry after ``remedy``, or stop with ``outcome``."""

@@ -31,7 +31,7 @@ from rocmbuild.errors import Outcome
 from rocmbuild.loop import effects
 from rocmbuild.loop.context import RunContext
 from rocmbuild.loop.jobsizing import evidence
-from rocmbuild.loop.ladder import FailedAttempt, backoff_s, compiled_anything, decide
+from rocmbuild.loop.ladder import FailedAttempt, backoff_s, compiled_anything, decide, named_unknown
 from rocmbuild.loop.remedies import REMEDIES, RemedyContext
 from rocmbuild.loop.verdict import Recognised, Standing, early_verdict
 from rocmbuild.planning.plan import BuildPlan
@@ -220,7 +220,7 @@ class BuildSession:
             number=number, ended=attempt_end(outcome.ended), category=diagnosis.category,
             fingerprint=diagnosis.fingerprint(), retryable=diagnosis.retryable, ladder=diagnosis.remedies,
             category_retryable=self.ctx.catalogue.category(diagnosis.category).retryable,
-            named_unknown=diagnosis.signature if diagnosis.category == "unknown" else None,
+            named_unknown=named_unknown(diagnosis.category, diagnosis.signature),
             compiled=compiled_anything(outcome.step.name if outcome.step else None,
                                        progress.done if progress else None,
                                        progress.percent if progress else None, diagnosis.category),
