@@ -81,7 +81,9 @@ def build_options(func: _Command) -> _Command:
         _env_option("escalate_unknown", "--escalate-unknown", is_flag=True,
                     help="apply the generic ladder to unrecognised failures instead of stopping "
                          "(not to a failure the catalogue names as the project's own bug)"),
-        _env_option("fail_fast", "--fail-fast", is_flag=True, help="stop the build at the first recognised failure"),
+        _env_option("fail_fast", "--fail-fast", is_flag=True,
+                    help="stop the build at the first recognised failure (one known as the project's own bug "
+                         "included)"),
         _env_option("skip_preflight", "--skip-preflight", is_flag=True,
                     help="skip the checks before the first attempt"),
         _env_option("no_cache", "--no-cache", is_flag=True, help="do not route compiles through a compiler cache"),

@@ -169,6 +169,15 @@ def platform_undefined() -> int:
     return 1
 
 
+def platform_undefined_then_drain() -> int:
+    # ninja compiles the other files for a while after the project's own #error: --fail-fast stops at it.
+    platform_undefined()
+    sys.stdout.flush()
+    time.sleep(30)
+    out("[40/40] Linking CXX shared library libgpubridge.so")
+    return 1
+
+
 def unsupported() -> int:
     # Shape of a HIP 5.x clang asked for gfx942 (ROCm/ROCm#2283).
     ninja_prelude(40, 2)
@@ -288,7 +297,7 @@ def ok() -> int:
 SCENARIOS = {f.__name__: f for f in (link, load, crash, oom, stale_arch, network, unknown, unsupported, stall,
                                      link_then_crash, ok, unsupported_then_drain, crash_then_drain, import_missing,
                                      network_down, crash_always, colours, broken_ssl,
-                                     platform_undefined)}
+                                     platform_undefined, platform_undefined_then_drain)}
 
 if __name__ == "__main__":
     sys.exit(SCENARIOS[sys.argv[1]]())

@@ -129,6 +129,20 @@ def test_a_failure_known_as_the_projects_own_bug_is_not_escalated(tmp_path: Path
     assert "hip-platform-undefined" in summary["stop_reason"]
 
 
+def test_fail_fast_stops_at_a_failure_known_as_the_projects_own_bug(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    # "stop at the first recognised failure": a named unknown is recognised, though it has no category
+    proc, summary = rocmbuild(tmp_path, monkeypatch, str(write_recipe(tmp_path, "platform_undefined_then_drain")),
+                              "--fail-fast")
+    assert proc.returncode == 3, proc.stderr
+    attempt = summary["attempts"][0]
+    assert attempt["duration_s"] < 20, "did not wait for the 30 s drain"
+    assert attempt["stopped_early"] and "hip-platform-undefined" in attempt["stopped_early"]
+    assert (attempt["diagnosis"]["category"], attempt["diagnosis"]["signature"]) == ("unknown",
+                                                                                     "hip-platform-undefined")
+    assert len(summary["attempts"]) == 1 and summary["outcome"] == "unrecognised"
+
+
 def test_a_clean_with_nothing_to_remove_does_not_spend_an_attempt(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     proc, summary = rocmbuild(tmp_path, monkeypatch, str(write_recipe(tmp_path, "unknown")), "--escalate-unknown",

@@ -101,3 +101,15 @@ def test_real_run_stops_at_the_decisive_line_whatever_keeps_running(tmp_path: Pa
     assert attempt["stopped_early"]
     # The jobs would have run 40 s more; the verdict comes long before (goal 5 s, see the benchmark).
     assert ended - float((tmp_path / "mark").read_text()) < 30
+
+
+def test_a_named_unknown_stops_only_under_fail_fast() -> None:
+    def named(fail_fast: bool, signature: str | None):
+        return early_verdict(Recognised(category="unknown", text="#error", fingerprint="fp", retryable=False,
+                                        ladder=(), named=signature),
+                             Standing(history=[], number=1, max_attempts=6, fail_fast=fail_fast, cache_on=False))
+    stop = named(True, "hip-platform-undefined")
+    assert stop.stop_after_s == 0.0 and "hip-platform-undefined" in stop.reason and stop.remedy is None
+    assert named(False, "hip-platform-undefined").stop_after_s is None  # low confidence: the build goes on
+    assert named(True, None).stop_after_s is None  # nothing recognised: a later line may be the cause
+

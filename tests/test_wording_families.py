@@ -1633,6 +1633,9 @@ def test_a_failure_recognised_as_the_projects_own_bug_stays_unknown_but_says_wha
     for number, line in enumerate(log.split("\n"), 1):
         classifier.on_line(number, clean_line(line))
     assert classifier.current() is None
+    # --fail-fast asks for it (stop at the first recognised failure, this one included)
+    named = classifier.current(named=True)
+    assert named is not None and (named.category, named.signature) == ("unknown", "hip-platform-undefined")
 
 
 def test_a_rocm_librarys_flat_header_missing_is_read_as_nothing_its_threads_split() -> None:

@@ -365,17 +365,20 @@ class Classifier:
 
     # -- queries ----------------------------------------------------------------------------------
 
-    def current(self) -> Diagnosis | None:
+    def current(self, *, named: bool = False) -> Diagnosis | None:
         """The best specific diagnosis so far (None: nothing specific yet); cheap, for fail-fast.
 
         Weak (fallback / unconfirmed) matches never show here: they must not stop a build
-        that may still succeed.
+        that may still succeed.  A named unknown (a signature of category ``unknown``: the project's own
+        bug) shows only with ``named=True``: it is no category, so only ``--fail-fast`` stops on it.
         """
         if self._dirty:
             self._dirty = False
-            found = self._decide(exit_status=None, final=False)
-            self._current = found if found.category != "unknown" else None
-        return self._current
+            self._current = self._decide(exit_status=None, final=False)
+        found = self._current
+        if found is None or (found.category == "unknown" and not (named and found.signature)):
+            return None
+        return found
 
     def finish(self, exit_status: int | None = None) -> Diagnosis:
         """The diagnosis of the whole log (``unknown`` when nothing fits)."""

@@ -296,8 +296,9 @@ class BuildSession:
     def _stop_check(self, classifier: Classifier, watcher: Watcher | None = None) -> str | None:
         """Why to stop the attempt now, or None: the ladder's verdict on the failure recognised so far
         (verdict.py).  Asked whenever the log moves and on every tick while it does not."""
-        current = classifier.current()
-        if current is None or current.category == "unknown":
+        # --fail-fast stops at the first recognised failure, a named unknown (the project's own bug) included
+        current = classifier.current(named=self.ctx.policy.fail_fast)
+        if current is None:
             return None
         fingerprint = current.fingerprint()
         now = time.monotonic()
@@ -307,6 +308,7 @@ class BuildSession:
             while True:
                 verdict = early_verdict(Recognised(
                     category=current.category, text=current.text or "", fingerprint=fingerprint,
+                    named=named_unknown(current.category, current.signature),
                     retryable=current.retryable, ladder=current.remedies,
                     category_retryable=self.ctx.catalogue.category(current.category).retryable,
                     decisive=current.category in self.ctx.catalogue.decisive_categories(),

@@ -3,7 +3,8 @@
 A failure the classifier has recognised is the ladder's input already; once its decision is
 known there is nothing to wait for:
 - the decision is to stop (not retryable, a decisive category, --fail-fast, the category's ladder
-  spent, --max-attempts reached): stop the attempt at once;
+  spent, --max-attempts reached): stop the attempt at once; under --fail-fast a named unknown (the
+  project's own bug, known by its wording) stops it too, while without it an unknown never does;
 - a remedy follows: jobs still compiling help the next attempt only when their objects survive
   the remedy (kept in the build tree, or reaching the compiler cache across a clean); then they get
   up to ``RUNNING_JOBS_BOUND_S``, otherwise the attempt stops at once too.
@@ -63,6 +64,7 @@ class Recognised:
     decisive: bool = False  # a category the catalogue stops at whatever the ladder says
     progress_done: int | None = None  # the furthest progress so far (did anything compile?)
     progress_percent: float | None = None
+    named: str | None = None  # an unknown the catalogue names (its signature): the project's own bug
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +89,9 @@ def early_verdict(failure: Recognised, standing: Standing) -> Verdict:
     category, text, retryable = failure.category, failure.text, failure.retryable
     bound_s = standing.bound_s
     if category == "unknown":
-        return GO_ON  # nothing recognised yet: a later line may still be the cause
+        if failure.named and standing.fail_fast:  # asked to stop at the first recognised failure: this is one
+            return Verdict(0.0, f"fail-fast: {failure.named}, the project's own bug ({text})")
+        return GO_ON  # nothing recognised yet, or only weakly: a later line may still be the cause
     what = f"{category} ({text})" if text else category
     if standing.fail_fast or not retryable or failure.decisive:
         return Verdict(0.0, f"fail-fast: {what}")
