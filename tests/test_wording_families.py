@@ -1660,3 +1660,33 @@ def test_rocm_smis_entry_point_unlinked_names_its_own_library() -> None:
     got = read_as("ImportError: /usr/lib64/libtorch_hip.so: undefined symbol: rsmi_init", "missing_runtime_library",
                   "rocm-smi-api-unlinked")
     assert "librocm_smi64" in got.advice and "libamdhip64" not in got.advice
+
+
+# ------------------------------------------------- round 14: b65-b72's misses, as the tools word them
+
+
+def test_a_cmake_command_of_a_later_release_says_cmake_is_too_old() -> None:
+    # CMake's own "Unknown CMake command" for one of its commands that a later release added: pytorch/pytorch#128420
+    # (AOTriton's cmake_path under CMake 3.18), CHIP-SPV/chipStar#502, KratosMultiphysics/Kratos#10655
+    got = read_as('CMake Error at v2src/CMakeLists.txt:6 (cmake_path):\n  Unknown CMake command "cmake_path".',
+                  "toolchain_missing", "cmake-command-newer-than-cmake")
+    assert got.fields["command"] == "cmake_path" and "3.20" in got.advice
+    read_as('  Unknown CMake command "target_precompile_headers".', "toolchain_missing",
+            "cmake-command-newer-than-cmake")
+    # a project's or a module's own command stays what it was: FindHIP's macros are the HIP SDK's modules missing
+    read_as('  Unknown CMake command "hip_add_library".', "toolchain_missing", "cmake-unknown-hip-command")
+    assert run('  Unknown CMake command "cmake_path_helper".').signature != "cmake-command-newer-than-cmake"
+
+
+def test_kokkos_own_architecture_check_is_an_arch_mismatch() -> None:
+    # Kokkos aborts at initialisation when its kernels do not run on the device: kokkos/kokkos#1944 (Volta70 on a
+    # Maxwell), lammps/lammps#2086 and kokkos/kokkos#6565 (Kokkos_ARCH_* not the GPU's)
+    read_as("Kokkos::Cuda::initialize ERROR: likely mismatch of architecture\n[gpu004:105080] *** Process received "
+            "signal ***", "arch_mismatch", "kokkos-arch-mismatch", 1)
+    got = read_as("Kokkos::Cuda::initialize ERROR: running kernels compiled for compute capability 3.5 (< 5.0) on "
+                  "device with compute capability 7.0 (>=5.0), this would give incorrect results!", "arch_mismatch",
+                  "kokkos-arch-mismatch")
+    assert (got.fields["compiled"], got.fields["device"]) == ("3.5", "7.0") and "Kokkos_ARCH_" in got.advice
+    # its warning for a minor difference is not the failure
+    assert run("Kokkos::Cuda::initialize WARNING: running kernels compiled for compute capability 7.0 on device "
+               "with compute capability 7.5 .").signature != "kokkos-arch-mismatch"
