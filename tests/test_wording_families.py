@@ -1690,3 +1690,48 @@ def test_kokkos_own_architecture_check_is_an_arch_mismatch() -> None:
     # its warning for a minor difference is not the failure
     assert run("Kokkos::Cuda::initialize WARNING: running kernels compiled for compute capability 7.0 on device "
                "with compute capability 7.5 .").signature != "kokkos-arch-mismatch"
+
+
+def test_an_llvm_tool_that_does_not_know_an_option_is_the_wrong_copy_of_it() -> None:
+    # LLVM's command-line parser names the tool: ROCm/TheRock#206 (/opt/rocm's clang-offload-bundler without
+    # --compress), nod-ai/amd-shark-ai#1964 (an iree-compile built without the HIP target)
+    got = read_as("RuntimeError: Error with Bundling/compressing code object file (.co -> .co): "
+                  "b\"clang-offload-bundler: Unknown command line argument '--compress'.  Try: "
+                  "'/opt/rocm/lib/llvm/bin/clang-offload-bundler --help'\\nclang-offload-bundler: Did you mean "
+                  "'--outputs'?\\n\"", "toolchain_missing",
+                  "llvm-tool-unknown-option")
+    assert (got.fields["tool"], got.fields["option"]) == ("clang-offload-bundler", "--compress")
+    read_as("iree-compile: Unknown command line argument '--iree-hip-target=gfx942'.  Try: '/home/u/.local/bin/"
+            "iree-compile --help'\niree-compile: Did you mean '--iree-vulkan-target=gfx942'?", "toolchain_missing",
+            "llvm-tool-unknown-option", 1)
+    # clang's -mllvm options are probed by projects that go on without them (ROCm/aiter#666): not the failure
+    probe = run("clang (LLVM option parsing): Unknown command line argument '--amdgpu-use-amdgpu-trackers=1'.  Try: "
+                "'clang (LLVM option parsing) --help'")
+    assert probe.signature != "llvm-tool-unknown-option"
+
+
+def test_xlas_returned_status_for_missing_device_bitcode_is_read_like_its_log_line() -> None:
+    # XLA logs "bitcode module is required ... but was not found at" and returns "bitcode module not found at":
+    # ROCm/tensorflow-upstream#2026 pasted the first, ROCm/legacy-rocm-build#1796 quoted the second
+    got = read_as("With xla however, I got this error: ````bitcode module not found at ./opencl.bc````",
+                  "toolchain_missing", "xla-device-bitcode-not-found")
+    assert got.fields["path"] == "./opencl.bc"
+
+
+def test_a_runtime_message_cut_mid_word_still_reads() -> None:
+    # a paste cut inside the HIP runtime's hipErrorSharedObjectInitFailed string (leejet/stable-diffusion.cpp#192;
+    # the whole string in the development set's ggml threads)
+    read_as("CUDA error: shared object initialization fail", "arch_mismatch", "shared-object-init-failed")
+
+
+def test_undefined_blas_functions_are_a_blas_left_off_the_link() -> None:
+    # ggml-org/llama.cpp#634 and #1113 (Arch's openblas without CBLAS), OpenMathLib/OpenBLAS#3174, spcl/gemm_hls#22
+    got = read_as("/usr/bin/ld: ggml.o: in function `ggml_compute_forward_mul_mat_f16_f32':\nggml.c:(.text+0x454b): "
+                  "undefined reference to `cblas_sgemm'\ncollect2: error: ld returned 1 exit status", "missing_library",
+                  "undefined-reference-blas", 2)
+    assert got.fields["symbol"] == "cblas_sgemm" and "CBLAS" in got.advice
+    read_as("RunHardware.cpp:(.text+0x1504): undefined reference to `cblas_sgemm(CBLAS_ORDER, CBLAS_TRANSPOSE, int)'",
+            "missing_library", "undefined-reference-blas")
+    read_as("/usr/bin/ld: solver.o: undefined reference to `dgetrf_'", "missing_library", "undefined-reference-blas")
+    # rocBLAS's own names stay the ROCm library reading
+    assert run("/usr/bin/ld: x.o: undefined reference to `rocblas_sgemm'").signature != "undefined-reference-blas"
