@@ -376,6 +376,37 @@ examples = ["cannot locate libfoo"]
     assert "names {libary}, which no pattern captures" in info.value.what
 
 
+def test_unless_line_reads_the_matched_line_with_its_own_fields_and_a_derived_scope(tmp_path: Path) -> None:
+    # The line itself takes the reading back: here the mangled symbol's outer scope (derived from `symbol`)
+    # named in the loading library's own path is the project's own build, not another library's version.
+    path = write(tmp_path / "mine.toml", """
+[[signature]]
+id = "other-scope"
+category = "abi_mismatch"
+description = "a C++ symbol of another library's scope is missing at load"
+patterns = ['(?P<library>\\S+\\.so): undefined symbol: (?P<symbol>_ZN\\w+)']
+keywords = ["undefined symbol"]
+unless_line = ['(?i){scope}\\S*\\.so:']
+advice = "{library} misses {scope}::"
+references = ["site wiki"]
+examples = ["/x/libapp.so: undefined symbol: _ZN5boost6system16generic_categoryEv"]
+near_misses = ["/x/boost/libapp.so: undefined symbol: _ZN5boost6system16generic_categoryEv"]
+""")
+    catalogue = load_catalogue([path], user=False)
+    sig = catalogue.get("other-scope")
+    assert sig.match("/x/libapp.so: undefined symbol: _ZN5boost6system16generic_categoryEv") == {
+        "library": "/x/libapp.so", "symbol": "_ZN5boost6system16generic_categoryEv", "scope": "boost"}
+    assert sig.match("/x/libBoost_glue.so: undefined symbol: _ZN5boost6system16generic_categoryEv") is None
+    # a symbol with no nested scope derives none, and a template naming it says nothing
+    assert sig.match("/x/libapp.so: undefined symbol: _ZN3") == {"library": "/x/libapp.so", "symbol": "_ZN3"}
+    assert check_file(path) == []
+    # {scope} needs a pattern that captures `symbol`
+    bad = write(tmp_path / "bad.toml", GOOD.replace("priority = 90", "priority = 90\nunless_line = ['{scope}']"))
+    with pytest.raises(CatalogueError) as info:
+        load_catalogue([bad], user=False)
+    assert "'unless_line' '{scope}' names {scope}, which no pattern captures" in info.value.what
+
+
 def test_check_file_reports_examples_and_near_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "empty"))
     assert check_file(write(tmp_path / "good.toml", GOOD)) == []

@@ -1735,3 +1735,24 @@ def test_undefined_blas_functions_are_a_blas_left_off_the_link() -> None:
     read_as("/usr/bin/ld: solver.o: undefined reference to `dgetrf_'", "missing_library", "undefined-reference-blas")
     # rocBLAS's own names stay the ROCm library reading
     assert run("/usr/bin/ld: x.o: undefined reference to `rocblas_sgemm'").signature != "undefined-reference-blas"
+
+
+def test_a_cpp_symbol_of_another_librarys_scope_missing_at_load_is_version_skew() -> None:
+    # michellab/Sire#228 (Sire built against an older OpenMM), ROCm/MIVisionX#1015 (rpp against another Boost),
+    # ROCm/tensorflow-upstream#444 (HIP's hip_impl:: internals, read by the ROCm-specific signature)
+    got = read_as("Traceback (most recent call last):\n  File \"somd.py\", line 12, in <module>\nImportError: /home/u/"
+                  "sire.app/lib/libSireMove.so.2018: undefined symbol: _ZN6OpenMM7Context12reinitializeEv",
+                  "abi_mismatch", "undefined-symbol-other-cpp-library", 3)
+    assert got.fields["scope"] == "OpenMM" and "libSireMove.so.2018 was compiled against" in got.advice
+    read_as("ImportError: /opt/rocm-5.4.0/lib/libamd_rpp.so: undefined symbol: "
+            "_ZN5boost10filesystem6detail11dir_itr_impD1Ev", "abi_mismatch", "undefined-symbol-other-cpp-library")
+    # the project's own scope in its own path, or a free function, is the project's own build: not this reading
+    own = run("ImportError: /venv/lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: "
+              "_ZN4vllm14rms_norm_implEv")
+    free = run("ImportError: /venv/lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: "
+               "_Z28silu_and_mul_per_block_quantRN2at6TensorE")
+    assert "undefined-symbol-other-cpp-library" not in (own.signature, free.signature)
+    # PyTorch's scopes keep their own reading, whose advice is about the torch version
+    torch = run("ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.so: undefined symbol: "
+                "_ZN3c104cuda9SetDeviceEi")
+    assert torch.category == "abi_mismatch" and torch.signature != "undefined-symbol-other-cpp-library"

@@ -57,7 +57,10 @@ not one pasted phrasing),
 ``unless_before`` (regexes over the match's own ``{field}`` values, filled in escaped: any of the six
 lines before the match that one finds takes the match back, e.g. a traceback frame inside the very
 package whose submodule is "missing"; a template naming a field the match did not capture is skipped,
-and each ``{name}`` must be a named group of the patterns), ``enabled = false`` (a user file switching
+and each ``{name}`` must be a named group of the patterns, or ``scope``: the outermost namespace of a
+mangled ``symbol``, mangled.py), ``unless_line`` (the same templates, searched in the matched line itself:
+a loader's ``vllm/_C.abi3.so: undefined symbol: _ZN4vllm...`` names the project's own scope in its own
+path), ``enabled = false`` (a user file switching
 a bundled signature off), ``advice`` (what to do when this signature, not just its category, is the cause: it
 replaces the category's advice; ``{field}`` placeholders take the captures).
 
@@ -89,6 +92,7 @@ from types import MappingProxyType
 from typing import Any, Literal, Protocol, get_args
 
 from rocmbuild import paths
+from rocmbuild.diagnosis.mangled import outer_scope
 from rocmbuild.diagnosis.patterns import Searchable, TrustedPattern, compile_user_pattern, required_literal
 from rocmbuild.errors import CatalogueError
 from rocmbuild.host.trust import check_trusted
@@ -135,7 +139,7 @@ _SIGNATURE_KEYS = {
     "id", "category", "description", "patterns", "exclude", "priority", "fallback", "retryable",
     "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within",
     "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone", "wording", "host",
-    "if_requested", "unless_before",
+    "if_requested", "unless_before", "unless_line",
 }
 _REQUIRED_KEYS = ("id", "category", "description", "patterns", "keywords")
 _CATEGORY_KEYS = {"retryable", "remedies", "advice", "decisive", "generic"}
@@ -145,6 +149,8 @@ _NO_FRAGMENTS: Mapping[str, str] = MappingProxyType({})
 # {field}; neither a quantifier ({2}, {1,3}) nor a regex-module property (\p{Lu}, \N{...}) is one
 _FIELD_PLACEHOLDER = re.compile(r"(?<!\\[pPN])\{([A-Za-z_]\w*)\}")
 _GROUP_NAME = re.compile(r"\(\?P?<(\w+)>")  # a named group's name in a pattern's text
+# Fields the catalogue derives from a captured one (the derived name: the group it needs).
+_DERIVED = {"scope": "symbol"}
 _ID = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 
 
@@ -189,6 +195,7 @@ class Signature:
     host: str = ""     # "rocm" / "not-rocm": the reading holds only on / off a ROCm host (known or shown by the log)
     if_requested: str = ""  # the category when the captured `compiler` is the one the build asked for (-D...=)
     unless_before: tuple[str, ...] = ()  # regex templates over the match's {fields}: one found before takes it back
+    unless_line: tuple[str, ...] = ()  # the same, searched in the matched line itself
     source: str = ""
 
     def taken_back_by(self, fields: Mapping[str, str], before: Sequence[str]) -> bool:
@@ -197,17 +204,25 @@ class Signature:
         The fields are the match's own values, escaped: ``No module named 'cupy.cuda.cub'`` after a
         traceback frame inside ``cupy/`` is cupy's own module missing (a build that skipped it), not a
         dependency to install (cupy/cupy#4218)."""
+        return self._found_by(self.unless_before, fields, before)
+
+    def _found_by(self, templates: Sequence[str], fields: Mapping[str, str], lines: Sequence[str]) -> bool:
         trusted = _is_bundled(self.source)
-        for template in self.unless_before:
+        for template in templates:
             names = _FIELD_PLACEHOLDER.findall(template)
             if not all(fields.get(name) for name in names):
                 continue  # a field this match did not capture: the template says nothing about it
             pattern = _FIELD_PLACEHOLDER.sub(lambda m: re.escape(fields[m.group(1)]), template)
             # A user's template runs on the bounded engine its patterns run on (checked at load).
             found: Searchable = re.compile(pattern) if trusted else compile_user_pattern(pattern)
-            if any(found.search(line) for line in before):
+            if any(found.search(text) for text in lines):
                 return True
         return False
+
+    @functools.cached_property
+    def _derives_scope(self) -> bool:
+        """Whether this signature's templates or advice use ``{scope}`` (derived only for those that do)."""
+        return any("{scope}" in t for t in (*self.unless_before, *self.unless_line, self.advice))
 
     def match(self, text: str) -> dict[str, str] | None:
         """The captured fields when ``text`` is this failure, else None."""
@@ -230,7 +245,12 @@ class Signature:
                 continue
             if any(x.search(text) for x in self.exclude):
                 return None
-            return {k: v for k, v in found.groupdict().items() if v}
+            fields = {k: v for k, v in found.groupdict().items() if v}
+            if self._derives_scope and "symbol" in fields and (scope := outer_scope(fields["symbol"])):
+                fields["scope"] = scope
+            if self.unless_line and self._found_by(self.unless_line, fields, (text,)):
+                return None  # the line itself, read with its own fields, says the reading does not hold
+            return fields
         return None
 
     @functools.cached_property
@@ -514,25 +534,28 @@ def _regexes(value: object, source: str, entry: str | None, key: str,
 
 
 def _unless_before(value: object, source: str, entry: str | None, fragments: Mapping[str, str],
-                   patterns: Sequence[Searchable]) -> tuple[str, ...]:
-    """``unless_before`` templates: regexes over the match's ``{field}`` values (filled in, escaped, per match).
+                   patterns: Sequence[Searchable], key: str = "unless_before") -> tuple[str, ...]:
+    """``unless_before`` / ``unless_line`` templates: regexes over the match's ``{field}`` values (filled in,
+    escaped, per match).
 
-    Each placeholder must name a group of the signature's patterns; the template is checked with each
-    placeholder standing for a plain word, with the engine the file's patterns use."""
+    Each placeholder must name a group of the signature's patterns, or a field derived from one
+    (``scope``, from ``symbol``); the template is checked with each placeholder standing for a plain word,
+    with the engine the file's patterns use."""
     templates = []
     trusted = _is_bundled(source)
     groups = {name for p in patterns for name in _GROUP_NAME.findall(p.pattern)}
-    for text in _strings(value, source, entry, "unless_before"):
+    groups |= {derived for derived, needs in _DERIVED.items() if needs in groups}
+    for text in _strings(value, source, entry, key):
         text = _expand_fragments(text, fragments, source, entry)
         unknown = sorted(set(_FIELD_PLACEHOLDER.findall(text)) - groups)
         if unknown:
-            raise _error(source, entry, f"'unless_before' {text!r} names {{{unknown[0]}}}, which no pattern captures",
+            raise _error(source, entry, f"'{key}' {text!r} names {{{unknown[0]}}}, which no pattern captures",
                          todo=f"use one of the patterns' named groups: {', '.join(sorted(groups)) or 'none'}")
         probe = _FIELD_PLACEHOLDER.sub("x", text)
         try:
             re.compile(probe) if trusted else compile_user_pattern(probe)
         except (re.error, ValueError) as exc:
-            raise _error(source, entry, f"invalid regex in 'unless_before': {text!r}: {exc}") from exc
+            raise _error(source, entry, f"invalid regex in '{key}': {text!r}: {exc}") from exc
         templates.append(text)
     return tuple(templates)
 
@@ -700,6 +723,7 @@ def _parse_signature(table: object, source: str, index: int,
         host=_host(table.get("host", ""), source, label),
         if_requested=_if_requested(table.get("if_requested", ""), source, label),
         unless_before=_unless_before(table.get("unless_before", []), source, label, fragments, patterns),
+        unless_line=_unless_before(table.get("unless_line", []), source, label, fragments, patterns, "unless_line"),
         source=source,
     )
     return entry_id, sig

@@ -1,0 +1,29 @@
+"""What an Itanium-mangled C++ name (``_ZN6OpenMM7Context12reinitializeEv``) says about where it comes from.
+
+Owns one pure reading: the outermost scope of a nested name (``OpenMM``; ``std`` for ``St``), which the
+catalogue offers as the derived field ``scope`` of any match whose ``symbol`` is mangled.  A loader
+that misses a symbol of *another* library's scope was built against another version of that library;
+one that misses a symbol of its own scope is the project's own build (the signature says which).
+Only nested names count: a free function (``_Z28silu_and_mul...``) has no scope to compare.
+"""
+
+from __future__ import annotations
+
+import re
+
+# _Z, an optional typeinfo / vtable / type-name prefix, N, CV- and ref-qualifiers, then std (St, or one of
+# the std:: abbreviations) or the first component's length.
+_NESTED = re.compile(r"_Z(?:T[IVS])?N[rVKRO]*(?:(S[tabsiod])|(\d+))")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def outer_scope(symbol: str) -> str | None:
+    """The outermost namespace or class of a mangled nested name, else None (not mangled, not nested)."""
+    found = _NESTED.match(symbol)
+    if found is None:
+        return None
+    if found.group(1):
+        return "std"
+    length = int(found.group(2))
+    name = symbol[found.end():found.end() + length]
+    return name if len(name) == length and _IDENTIFIER.fullmatch(name) else None
