@@ -1756,3 +1756,19 @@ def test_a_cpp_symbol_of_another_librarys_scope_missing_at_load_is_version_skew(
     torch = run("ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.so: undefined symbol: "
                 "_ZN3c104cuda9SetDeviceEi")
     assert torch.category == "abi_mismatch" and torch.signature != "undefined-symbol-other-cpp-library"
+
+
+@pytest.mark.parametrize("line", [
+    "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1032",
+    "rocBLAS error: Cannot read /venv/lib/python3.11/site-packages/torch/lib/rocblas/library/TensileLibrary.dat: No "
+    "such file or directory",
+])
+def test_rocblas_without_a_tensile_library_for_the_gpu_is_a_tie_in_either_releases_wording(line: str) -> None:
+    # the same event, printed with the arch by newer rocBLAS and without it by older: threads split between a
+    # build without the arch (b43 002, b46 006) and an arch the library does not support (b67 005-007, b72 013)
+    got = run(line)
+    assert (got.category, got.confidence) == ("unknown", "low")
+    assert {r.category for r in got.runners_up} >= {"arch_mismatch", "unsupported_arch"}
+    # an arch-named lazy library that will not load stays the build-without-the-arch reading
+    read_as("rocBLAS error: Could not load /opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1103.dat",
+            "arch_mismatch", "tensile-library-missing")
