@@ -1772,3 +1772,18 @@ def test_rocblas_without_a_tensile_library_for_the_gpu_is_a_tie_in_either_releas
     # an arch-named lazy library that will not load stays the build-without-the-arch reading
     read_as("rocBLAS error: Could not load /opt/rocm/lib/rocblas/library/TensileLibrary_lazy_gfx1103.dat",
             "arch_mismatch", "tensile-library-missing")
+
+
+def test_llvms_own_api_undefined_at_link_is_a_component_left_off() -> None:
+    # ROCm/llvm#73 (LLVMAMDGPUCodeGen without Demangle and Linker), ROCm/ROCm-CompilerSupport#25 (comgr without the
+    # libraries behind llvm::errs), 61bcdefg/Hikari-LLVM15#22 (llvm::Linker::linkModules), snu-sf-class/swpp202401#126
+    got = read_as("/home/u/llvm-hcc/lib/Target/AMDGPU/AMDGPUConvertAtomicLibCalls.cpp:246: undefined reference to "
+                  "`llvm::itaniumDemangle(char const*, char*, unsigned long*, int*)'\ncollect2: error: ld returned 1 "
+                  "exit status", "missing_library", "undefined-reference-llvm-component", 1)
+    assert "LLVM_LINK_COMPONENTS" in got.advice
+    read_as("ld64.lld: error: undefined symbol: llvm::ReplaceInstWithInst(llvm::Instruction*, llvm::Instruction*)",
+            "missing_library", "undefined-reference-llvm-component")
+    # another LLVM release's library (a versioned symbol) is not a component left off
+    versioned = run("/usr/bin/ld: /opt/rocm/lib/libamd_comgr.so.2: undefined reference to "
+                    "`llvm::cl::Option::anchor()@LLVM_14'")
+    assert versioned.signature != "undefined-reference-llvm-component"
