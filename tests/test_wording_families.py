@@ -1787,3 +1787,30 @@ def test_llvms_own_api_undefined_at_link_is_a_component_left_off() -> None:
     versioned = run("/usr/bin/ld: /opt/rocm/lib/libamd_comgr.so.2: undefined reference to "
                     "`llvm::cl::Option::anchor()@LLVM_14'")
     assert versioned.signature != "undefined-reference-llvm-component"
+
+
+def test_curls_host_name_check_is_a_certificate_failure_not_a_flaky_network() -> None:
+    # curl's verifyhost wording, as git prints it: pytorch/executorch#1163 (a submodule server's certificate named
+    # another host until its owners fixed it); the same signature as CERTIFICATE_VERIFY_FAILED (vladmandic/sdnext#4570)
+    got = read_as("fatal: unable to access 'https://git.mlplatform.org/ml/ethos-u/ethos-u-core-driver.git/': SSL: no "
+                  "alternative certificate subject name matches target host name 'git.mlplatform.org'\nfatal: clone of "
+                  "'https://git.mlplatform.org/ml/ethos-u/ethos-u-core-driver.git' into submodule path 'x' failed",
+                  "network", "ssl-certificate-verify-failed", 1)
+    assert got.retryable is False and "mirror" in got.advice
+    read_as("curl: (60) SSL: certificate subject name 'a.example' does not match target host name 'b.example'",
+            "network", "ssl-certificate-verify-failed")
+
+
+def test_cmakes_other_directory_message_reads_from_its_first_line() -> None:
+    # hyperledger-archives/avalon#271 quoted it with the paths elided; a long path wraps it the same way
+    read_as("CMake Error: The current CMakeCache.txt directory\n. . . CMakeCache.txt is different than the directory\n"
+            ". . . examples/build\nwhere CMakeCache.txt was created.", "stale_build", "cmakecache-other-directory", 1)
+
+
+def test_tinygrads_own_arch_check_names_a_gfx_target_it_does_not_support() -> None:
+    # tinygrad's AMD runtime (ops_amd.py) for a gfx target outside its range: tinygrad/tinygrad#7704 (gfx906)
+    got = read_as("Error processing prompt (see logs with DEBUG>=2): Unsupported arch: gfx906", "unsupported_arch",
+                  "unsupported-gpu-architecture")
+    assert got.fields["arch"] == "gfx906"
+    # the same words for a CPU machine name (many installers print them) are not a GPU arch
+    assert run("RuntimeError: Unsupported arch: riscv64").category != "unsupported_arch"
