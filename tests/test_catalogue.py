@@ -400,11 +400,27 @@ near_misses = ["/x/boost/libapp.so: undefined symbol: _ZN5boost6system16generic_
     # a symbol with no nested scope derives none, and a template naming it says nothing
     assert sig.match("/x/libapp.so: undefined symbol: _ZN3") == {"library": "/x/libapp.so", "symbol": "_ZN3"}
     assert check_file(path) == []
-    # {scope} needs a pattern that captures `symbol`
+    # {scope} needs a pattern that captures `symbol`, and the error says so
     bad = write(tmp_path / "bad.toml", GOOD.replace("priority = 90", "priority = 90\nunless_line = ['{scope}']"))
     with pytest.raises(CatalogueError) as info:
         load_catalogue([bad], user=False)
-    assert "'unless_line' '{scope}' names {scope}, which no pattern captures" in info.value.what
+    assert "names {scope}, which is derived from a captured 'symbol'" in info.value.what
+    assert "(?P<symbol>...)" in info.value.todo
+    # a pattern's own `scope` group is what it says: the derived one never replaces it
+    own = write(tmp_path / "own.toml", """
+[[signature]]
+id = "own-scope"
+category = "abi_mismatch"
+description = "a symbol of a named scope is missing"
+patterns = ['in (?P<scope>\\w+): undefined symbol: (?P<symbol>_ZN\\w+)']
+keywords = ["undefined symbol"]
+unless_line = ['^skip {scope}']
+references = ["site wiki"]
+examples = ["in proj: undefined symbol: _ZN5boost6system16generic_categoryEv"]
+""")
+    fields = load_catalogue([own], user=False).get("own-scope").match(
+        "in proj: undefined symbol: _ZN5boost6system16generic_categoryEv")
+    assert fields is not None and fields["scope"] == "proj"
 
 
 def test_check_file_reports_examples_and_near_misses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

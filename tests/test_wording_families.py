@@ -1752,6 +1752,18 @@ def test_a_cpp_symbol_of_another_librarys_scope_missing_at_load_is_version_skew(
     free = run("ImportError: /venv/lib/python3.12/site-packages/vllm/_C.abi3.so: undefined symbol: "
                "_Z28silu_and_mul_per_block_quantRN2at6TensorE")
     assert "undefined-symbol-other-cpp-library" not in (own.signature, free.signature)
+    # the library's own scope counts where a path component or a library's name starts, not inside a word:
+    # "packages" holds a `ge` scope, "mmcv" OpenCV's `cv`
+    for line in ("ImportError: /venv/lib/python3.11/site-packages/foo/_ext.so: undefined symbol: "
+                 "_ZN2ge5Graph5buildEv",
+                 "ImportError: /venv/lib/python3.11/dist-packages/mmcv/_ext.cpython-311-x86_64-linux-gnu.so: "
+                 "undefined symbol: _ZN2cv3MatD1Ev"):
+        assert run(line).signature == "undefined-symbol-other-cpp-library", line
+    assert run("ImportError: /home/roy/tensorflow/lib/libtensorflow.so.2: undefined symbol: "
+               "_ZNK10tensorflow6Device19IsRemoteCallAllowedEv").signature != "undefined-symbol-other-cpp-library"
+    # an anonymous namespace is always the library's own
+    assert run("ImportError: /venv/foo/_ext.so: undefined symbol: _ZN12_GLOBAL__N_16helperEv").signature \
+        != "undefined-symbol-other-cpp-library"
     # PyTorch's scopes keep their own reading, whose advice is about the torch version
     torch = run("ImportError: /venv/lib/python3.10/site-packages/flash_attn_2_cuda.so: undefined symbol: "
                 "_ZN3c104cuda9SetDeviceEi")
@@ -1787,6 +1799,10 @@ def test_llvms_own_api_undefined_at_link_is_a_component_left_off() -> None:
     versioned = run("/usr/bin/ld: /opt/rocm/lib/libamd_comgr.so.2: undefined reference to "
                     "`llvm::cl::Option::anchor()@LLVM_14'")
     assert versioned.signature != "undefined-reference-llvm-component"
+    # nor is a shared library's own reference (built against another libLLVM), nor LLVM's ABI-breaking-checks marker
+    for line in ("/usr/bin/ld: /opt/rocm/lib/libamd_comgr.so.2: undefined reference to `llvm::cl::Option::anchor()'",
+                 "ld.lld: error: undefined symbol: llvm::DisableABIBreakingChecks"):
+        assert run(line).signature != "undefined-reference-llvm-component", line
 
 
 def test_curls_host_name_check_is_a_certificate_failure_not_a_flaky_network() -> None:

@@ -58,7 +58,8 @@ not one pasted phrasing),
 lines before the match that one finds takes the match back, e.g. a traceback frame inside the very
 package whose submodule is "missing"; a template naming a field the match did not capture is skipped,
 and each ``{name}`` must be a named group of the patterns, or ``scope``: the outermost namespace of a
-mangled ``symbol``, mangled.py), ``unless_line`` (the same templates, searched in the matched line itself:
+mangled ``symbol``, mangled.py, offered only when a pattern captures ``symbol`` and has no ``scope`` group of
+its own), ``unless_line`` (the same templates, searched in the matched line itself:
 a loader's ``vllm/_C.abi3.so: undefined symbol: _ZN4vllm...`` names the project's own scope in its own
 path), ``enabled = false`` (a user file switching
 a bundled signature off), ``advice`` (what to do when this signature, not just its category, is the cause: it
@@ -214,7 +215,10 @@ class Signature:
                 continue  # a field this match did not capture: the template says nothing about it
             pattern = _FIELD_PLACEHOLDER.sub(lambda m: re.escape(fields[m.group(1)]), template)
             # A user's template runs on the bounded engine its patterns run on (checked at load).
-            found: Searchable = re.compile(pattern) if trusted else compile_user_pattern(pattern)
+            try:
+                found: Searchable = re.compile(pattern) if trusted else compile_user_pattern(pattern)
+            except (re.error, ValueError):
+                continue  # filled in, a user's template the bounded engine refuses says nothing about this match
             if any(found.search(text) for text in lines):
                 return True
         return False
@@ -246,8 +250,9 @@ class Signature:
             if any(x.search(text) for x in self.exclude):
                 return None
             fields = {k: v for k, v in found.groupdict().items() if v}
-            if self._derives_scope and "symbol" in fields and (scope := outer_scope(fields["symbol"])):
-                fields["scope"] = scope
+            if self._derives_scope and "symbol" in fields and "scope" not in fields \
+                    and (scope := outer_scope(fields["symbol"])):
+                fields["scope"] = scope  # a pattern's own `scope` group, when it has one, is what it says
             if self.unless_line and self._found_by(self.unless_line, fields, (text,)):
                 return None  # the line itself, read with its own fields, says the reading does not hold
             return fields
@@ -548,6 +553,12 @@ def _unless_before(value: object, source: str, entry: str | None, fragments: Map
     for text in _strings(value, source, entry, key):
         text = _expand_fragments(text, fragments, source, entry)
         unknown = sorted(set(_FIELD_PLACEHOLDER.findall(text)) - groups)
+        if unknown and unknown[0] in _DERIVED:
+            needs = _DERIVED[unknown[0]]
+            raise _error(source, entry, f"'{key}' {text!r} names {{{unknown[0]}}}, which is derived from a captured "
+                                        f"'{needs}', and no pattern captures '{needs}'",
+                         todo=f"capture (?P<{needs}>...) in a pattern, or use one of its named groups: "
+                              f"{', '.join(sorted(groups)) or 'none'}")
         if unknown:
             raise _error(source, entry, f"'{key}' {text!r} names {{{unknown[0]}}}, which no pattern captures",
                          todo=f"use one of the patterns' named groups: {', '.join(sorted(groups)) or 'none'}")

@@ -11,19 +11,24 @@ from __future__ import annotations
 
 import re
 
-# _Z, an optional typeinfo / vtable / type-name prefix, N, CV- and ref-qualifiers, then std (St, or one of
-# the std:: abbreviations) or the first component's length.
-_NESTED = re.compile(r"_Z(?:T[IVS])?N[rVKRO]*(?:(S[tabsiod])|(\d+))")
+# _Z, an optional typeinfo / vtable / type-name prefix, then either N (a nested name: CV- and ref-qualifiers,
+# then std as St or one of its abbreviations, or the first component's length, never with a leading zero) or
+# std's own unscoped name (St: _ZSt4cout, _ZTISt9exception).
+_NESTED = re.compile(r"_Z(?:T[IVS])?(?:N[rVKRO]*(?:(S[tabsiod])|([1-9]\d*))|(St))")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+_ANONYMOUS = "_GLOBAL__N"  # an anonymous namespace: always the defining library's own, so no scope to compare
 
 
 def outer_scope(symbol: str) -> str | None:
-    """The outermost namespace or class of a mangled nested name, else None (not mangled, not nested)."""
+    """The outermost namespace or class of a mangled nested name (``std`` for std's), else None: not mangled,
+    not nested, malformed, or an anonymous namespace."""
     found = _NESTED.match(symbol)
     if found is None:
         return None
-    if found.group(1):
+    if found.group(1) or found.group(3):
         return "std"
     length = int(found.group(2))
     name = symbol[found.end():found.end() + length]
-    return name if len(name) == length and _IDENTIFIER.fullmatch(name) else None
+    if len(name) != length or not _IDENTIFIER.fullmatch(name) or name.startswith(_ANONYMOUS):
+        return None
+    return name
