@@ -169,13 +169,18 @@ def platform_undefined() -> int:
     return 1
 
 
-def platform_undefined_then_drain() -> int:
-    # ninja compiles the other files for a while after the project's own #error: --fail-fast stops at it.
-    platform_undefined()
+def drain(last_line: str) -> int:
+    """ninja keeps compiling other files for a while after the first failure: 30 s, then its last line."""
     sys.stdout.flush()
     time.sleep(30)
-    out("[40/40] Linking CXX shared library libgpubridge.so")
+    out(last_line)
     return 1
+
+
+def platform_undefined_then_drain() -> int:
+    # the project's own #error, then the other files: --fail-fast stops at it.
+    platform_undefined()
+    return drain("[40/40] Linking CXX shared library libgpubridge.so")
 
 
 def unsupported() -> int:
@@ -189,12 +194,9 @@ def unsupported() -> int:
 
 
 def unsupported_then_drain() -> int:
-    # ninja keeps compiling other files after the first failure; fail-fast must not wait for that.
+    # a decisive failure, then the other files: the build must not wait for them.
     unsupported()
-    sys.stdout.flush()
-    time.sleep(30)
-    out("[40/40] Linking HIP shared module _C.so")
-    return 1
+    return drain("[40/40] Linking HIP shared module _C.so")
 
 
 def crash_then_drain() -> int:
