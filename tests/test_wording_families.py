@@ -1830,3 +1830,33 @@ def test_tinygrads_own_arch_check_names_a_gfx_target_it_does_not_support() -> No
     assert got.fields["arch"] == "gfx906"
     # the same words for a CPU machine name (many installers print them) are not a GPU arch
     assert run("RuntimeError: Unsupported arch: riscv64").category != "unsupported_arch"
+
+
+# ----------------------------------------- wordings probed from the tools' own sources (after round 14)
+
+
+def test_mesons_own_failures_read_like_cmakes() -> None:
+    # Meson's DependencyException, as CMake's "Could NOT find" is read: kushview/element#768 (x11),
+    # Quedale/OnvifDeviceManager#61 (libxml-2.0), mesonbuild/meson#4587 (the older wordings)
+    got = read_as('src/meson.build:36:18: ERROR: Dependency "libxml-2.0" not found (tried pkg-config and cmake)',
+                  "toolchain_missing", "meson-dependency-not-found")
+    assert got.fields["package"] == "libxml-2.0" and "PKG_CONFIG_PATH" in got.advice
+    read_as('src/juce/meson.build:131:17: ERROR: Dependency "x11" not found, tried pkgconfig and cmake',
+            "toolchain_missing", "meson-dependency-not-found")
+    # the status line of an optional dependency is not the failure
+    assert run("Run-time dependency fmt found: NO (tried pkgconfig and cmake)").signature is None
+    # the project's meson_version floor: xbelanch/OBS4Pi#18, fwupd/fwupd#4357, m-ab-s/media-autobuild_suite#1266
+    got = read_as("meson.build:25:0: ERROR:  Meson version is 0.46.1 but project requires >= 0.47.0.",
+                  "toolchain_missing", "meson-too-old")
+    assert (got.fields["version"], got.fields["required"]) == ("0.46.1", ">= 0.47.0")
+
+
+def test_condas_http_error_without_a_response_is_the_network() -> None:
+    # conda's CondaHTTPError: HTTP 000 (no response: DNS, proxy) or a 5xx; conda/conda#9948, #7172, #6341 (a proxy)
+    got = read_as("Collecting package metadata (current_repodata.json): failed\n\nCondaHTTPError: HTTP 000 CONNECTION "
+                  "FAILED for url <https://repo.anaconda.com/pkgs/main/linux-64/current_repodata.json>\nElapsed: -",
+                  "network", "conda-http-connection-failed", 3)
+    assert got.fields["status"] == "000" and "proxy" in got.advice
+    # a 404 is gone for good: never waited out
+    gone = run("CondaHTTPError: HTTP 404 NOT FOUND for url <https://conda.anaconda.org/rocm/linux-64/repodata.json>")
+    assert gone.signature != "conda-http-connection-failed" and gone.retryable is False
