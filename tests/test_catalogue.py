@@ -127,18 +127,21 @@ def test_keywords_are_few_and_not_trivially_common() -> None:
     # wordings (a CMake template, a loader's trace, a client's HTTP status) bring keywords of their own.
     # Keywords that only make a signature's keywords cover its own patterns (`cannot find` beside `bin/ld`,
     # see the fixture-line test below) mostly contain another keyword and cost no scan.
-    assert len(BUNDLED.keywords) <= 220  # before reduction; the scanned (minimal) set is bounded below
+    assert len(BUNDLED.keywords) <= 240  # before reduction; the scanned (minimal) set is bounded below
     for common in (b"warning:", b"error", b"Error", b"Building", b"[", b"-- "):
         assert common not in BUNDLED.keywords
 
 
-def test_the_keywords_fit_four_scanner_automata() -> None:
+def test_the_keywords_fit_five_scanner_automata() -> None:
     # The scanner runs one Aho-Corasick automaton per AUTOMATON_KEYWORDS keywords over every byte. Four
     # automata (167 keywords, ~42 each) scan a clean 1 GB log at 235 MB/s and the warning-heavy one at 1.68x
-    # grep -c -F, within the run-to-run spread of three full ones (benchmarks/RESULTS.md, round 8). A fifth is
-    # not measured; a new wording whose lines already hold a keyword (rror, undefined, not found) rides on it.
+    # grep -c -F, within the run-to-run spread of three full ones (benchmarks/RESULTS.md, round 8). A fifth
+    # (193 keywords) was measured against four (192) in the same run, alternating, twice each: warning-heavy
+    # 1.11/1.30 s against 1.33/1.19 s, clean 342/330 against 292/344 MB/s CPU, within the spread (RESULTS.md,
+    # round 14). A sixth is not measured; a new wording whose lines already hold a keyword (rror, undefined,
+    # not found) rides on it.
     scanned = minimal_keywords(Classifier(BUNDLED).keywords)
-    assert len(scanned) <= 4 * AUTOMATON_KEYWORDS, len(scanned)
+    assert len(scanned) <= 5 * AUTOMATON_KEYWORDS, len(scanned)
 
 
 # A tool named by its absolute path at the start of an example line (`/usr/bin/ld:`, `/opt/rocm/bin/hipcc:`).

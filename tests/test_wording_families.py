@@ -1860,3 +1860,18 @@ def test_condas_http_error_without_a_response_is_the_network() -> None:
     # a 404 is gone for good: never waited out
     gone = run("CondaHTTPError: HTTP 404 NOT FOUND for url <https://conda.anaconda.org/rocm/linux-64/repodata.json>")
     assert gone.signature != "conda-http-connection-failed" and gone.retryable is False
+
+
+def test_mambas_unsolvable_specs_name_the_first_package_that_does_not_exist() -> None:
+    # libmamba's solver, as mamba and conda's libmamba solver print it: olsson-group/RL-GraphINVENT#4 (libsolv's older
+    # "nothing provides requested"), GONGJIA0208/Diffpose#18 and mave5/podalize#13 (an exported environment.yml's
+    # build strings that do not exist on this platform)
+    got = read_as("Could not solve for environment specs\nEncountered problems while solving:\n  - nothing provides "
+                  "requested pytorch ==1.3.1 py3.6_cuda10.0.130_cudnn7.6.3_0", "missing_python_dependency",
+                  "mamba-unsolvable", 1)
+    assert got.fields["module"] == "pytorch"
+    got = read_as("error    libmamba Could not solve for environment specs\n"
+                  "    The following packages are incompatible\n"
+                  "    ├─ _openmp_mutex ==5.1 1_gnu does not exist (perhaps a typo or a missing channel);",
+                  "missing_python_dependency", "mamba-unsolvable", 1)
+    assert got.fields["module"] == "_openmp_mutex"
