@@ -5,6 +5,9 @@ catalogue offers as the derived field ``scope`` of any match whose ``symbol`` is
 that misses a symbol of *another* library's scope was built against another version of that library;
 one that misses a symbol of its own scope is the project's own build (the signature says which).
 Only nested names count: a free function (``_Z28silu_and_mul...``) has no scope to compare.
+
+No demangling library: ``cxxfilt`` (ctypes over libstdc++'s ``__cxa_demangle``) would demangle the whole name
+through a native call per match, and only the first component, length-prefixed by the ABI, is read here.
 """
 
 from __future__ import annotations
