@@ -538,8 +538,8 @@ def _regexes(value: object, source: str, entry: str | None, key: str,
     return tuple(compiled)
 
 
-def _unless_before(value: object, source: str, entry: str | None, fragments: Mapping[str, str],
-                   patterns: Sequence[Searchable], key: str = "unless_before") -> tuple[str, ...]:
+def _field_templates(value: object, source: str, entry: str | None, fragments: Mapping[str, str],
+                     patterns: Sequence[Searchable], key: str) -> tuple[str, ...]:
     """``unless_before`` / ``unless_line`` templates: regexes over the match's ``{field}`` values (filled in,
     escaped, per match).
 
@@ -733,8 +733,9 @@ def _parse_signature(table: object, source: str, index: int,
         wording=_one_line(table.get("wording", ""), source, label, "wording"),
         host=_host(table.get("host", ""), source, label),
         if_requested=_if_requested(table.get("if_requested", ""), source, label),
-        unless_before=_unless_before(table.get("unless_before", []), source, label, fragments, patterns),
-        unless_line=_unless_before(table.get("unless_line", []), source, label, fragments, patterns, "unless_line"),
+        unless_before=_field_templates(table.get("unless_before", []), source, label, fragments, patterns,
+                                       "unless_before"),
+        unless_line=_field_templates(table.get("unless_line", []), source, label, fragments, patterns, "unless_line"),
         source=source,
     )
     return entry_id, sig
