@@ -1875,3 +1875,43 @@ def test_mambas_unsolvable_specs_name_the_first_package_that_does_not_exist() ->
                   "    ├─ _openmp_mutex ==5.1 1_gnu does not exist (perhaps a typo or a missing channel);",
                   "missing_python_dependency", "mamba-unsolvable", 1)
     assert got.fields["module"] == "_openmp_mutex"
+
+
+# ----------------------------------------------------------- CUDA's own tools, probed before round 15's batches
+
+
+def test_ptxas_without_the_target_is_an_unsupported_arch_like_nvcc() -> None:
+    # ptxas names the target with --gpu-name where nvcc says --gpu-architecture: a CUDA older than the GPU
+    # (utcs-scea/altis#19: sm_30 dropped by CUDA 11; triton-lang/triton#8539: Triton's bundled ptxas before sm_121a)
+    got = read_as("    /usr/bin/nvcc     -x cu -c main.cu -o main.cu.o\n"
+                  "    ptxas fatal   : Value 'sm_30' is not defined for option 'gpu-name'\n"
+                  "    make[1]: *** [CMakeFiles/cmTC_a1746.dir/build.make:66: main.cu.o] Error 255",
+                  "unsupported_arch", "unsupported-gpu-architecture", 2)
+    assert got.fields["arch"] == "sm_30"
+    assert run("ptxas fatal   : Value 'sm_121a' is not defined for option 'gpu-arch'").category == "unknown"
+
+
+def test_nvcc_on_windows_reports_a_crashed_stage_by_its_ntstatus() -> None:
+    # nvcc's Windows form of "died due to signal": cudafe++ (microsoft/onnxruntime#25239, fixed by a code change in
+    # #25317), cicc (gunrock/essentials#90), the host cl.exe (owensgroup/GpuBTree#21)
+    got = read_as("1>CUDACOMPILE : nvcc error : 'cudafe++' died with status 0xC0000005 (ACCESS_VIOLATION)\n"
+                  "1>C:\\MSBuild\\CUDA 12.9.targets(799,9): error MSB3722: The command exited with code 5.",
+                  "compiler_crash", "tool-died-due-to-signal", 1)
+    assert got.fields["status"] == "0xC0000005"
+    assert run("'cicc' died with status 0xC00000FD (STACK_OVERFLOW)").category == "compiler_crash"
+    # out of memory on Windows is its own status, not a crash of the compiler
+    assert run("nvcc error   : 'cicc' died with status 0xC0000017 (STATUS_NO_MEMORY)").category != "compiler_crash"
+
+
+def test_torch_refuses_a_cuda_toolkit_of_another_major_version() -> None:
+    # torch.utils.cpp_extension's CUDA_MISMATCH_MESSAGE, printed over two lines: icip-cas/AutoAlign#25,
+    # PKUHaoWang/EmbodiedOcc2#6 (fixed by installing the torch of the detected CUDA),
+    # kodenii/Responsible-Visual-Editing#4
+    got = read_as("    raise RuntimeError(CUDA_MISMATCH_MESSAGE.format(cuda_str_version, torch.version.cuda))\n"
+                  "RuntimeError: \nThe detected CUDA version (12.4) mismatches the version that was used to compile\n"
+                  "PyTorch (11.8). Please make sure to use the same CUDA versions.",
+                  "toolchain_missing", "torch-cuda-version-mismatch", 3)
+    assert got.fields["version"] == "12.4" and "torch.version.cuda" in got.advice
+    # a minor-version difference is only a warning and the build goes on
+    assert run("UserWarning: The detected CUDA version (12.1) has a minor version mismatch with the version that was "
+               "used to compile PyTorch (12.4). Most likely this shouldn't be a problem.").category == "unknown"
