@@ -1915,3 +1915,44 @@ def test_torch_refuses_a_cuda_toolkit_of_another_major_version() -> None:
     # a minor-version difference is only a warning and the build goes on
     assert run("UserWarning: The detected CUDA version (12.1) has a minor version mismatch with the version that was "
                "used to compile PyTorch (12.4). Most likely this shouldn't be a problem.").category == "unknown"
+
+
+def test_meson_found_no_compiler_unless_the_one_it_tried_cannot_start() -> None:
+    # Meson's "Unknown compiler(s)", in its older flat list and newer nested one: FeralInteractive/gamemode#318 and
+    # mesonbuild/meson#12594 (none installed), mesonbuild/meson#5156 (MSVC's environment not set), #9040 (a broken icc)
+    got = read_as("The Meson build system\nVersion: 1.2.2\n"
+                  "../meson.build:21:0: ERROR: Unknown compiler(s): [['cc'], ['gcc'], ['clang'], ['nvc'], ['pgcc']]\n"
+                  "The following exception(s) were encountered:\n"
+                  "Running `pgcc --version` gave \"[Errno 2] No such file or directory: 'pgcc'\"",
+                  "toolchain_missing", "meson-unknown-compiler", 3)
+    assert (got.fields["kind"], got.fields["tool"]) == ("compiler", "cc")
+    got = read_as("meson.build:1:0: ERROR: Unknown compiler(s): ['cc', 'gcc', 'clang', 'pgcc', 'icc']",
+                  "toolchain_missing", "meson-unknown-compiler")
+    assert got.fields["tool"] == "cc"
+    # the compiler is there but cannot start: the loader's line says why (lowRISC/opentitan's riscv clang)
+    got = run("meson.build:5:0: ERROR: Unknown compiler(s): [['/tools/riscv/bin/riscv32-unknown-elf-clang']]\n"
+              "/tools/riscv/bin/riscv32-unknown-elf-clang: error while loading shared libraries: libtinfo.so.5: "
+              "cannot open shared object file: No such file or directory")
+    assert got.category == "missing_runtime_library"
+
+
+def test_a_setup_py_that_drives_cmake_found_none() -> None:
+    # the pybind11 cmake_example's setup.py, as dlib and others copied it: davisking/dlib#2307,
+    # errno-mmd/VMD-Lifting#1 (a framed banner), henrywoo/kazam#65
+    got = read_as("  RuntimeError:\n  *******************************************************************\n"
+                  "   CMake must be installed to build the following extensions: dlib\n"
+                  "  *******************************************************************",
+                  "toolchain_missing", "setup-py-cmake-missing", 3)
+    assert got.fields["module"] == "dlib" and "pip install cmake" in got.advice
+
+
+def test_uv_giving_up_after_its_retries_is_the_network() -> None:
+    # uv retries only transient failures, so its summary line is the network even when the cause below it is cut:
+    # astral-sh/uv#6072 (a proxy's certificate), eugr/spark-vllm-docker#172 (a timeout)
+    got = read_as("error: Failed to install cpython-3.12.4-macos-aarch64-none: Request failed after 3 retries",
+                  "network", "uv-request-retries-exhausted")
+    assert got.fields["retries"] == "3" and got.retryable
+    # the cause line below it, when the paste has it, is the more precise reading
+    got = run("  × Failed to download `nvidia-cuda-cupti==13.0.85`\n  ├─▶ Request failed after 3 retries in 129.2s\n"
+              "  ├─▶ error sending request for url\n  ╰─▶ operation timed out")
+    assert (got.category, got.signature) == ("network", "read-timed-out")
