@@ -1984,3 +1984,113 @@ def test_bazels_downloader_failing_in_the_network() -> None:
     gone = run("java.io.IOException: Error downloading [https://storage.googleapis.com/m/x.tar.gz] to /root/z: "
                "GET returned 404 Not Found")
     assert gone.signature != "bazel-download-failed" and gone.retryable is False
+
+
+# ------------------------------------------------------------- round 15 (b76-b81): what their first looks missed
+
+
+def test_ptxas_refuses_a_feature_the_targeted_gpu_lacks() -> None:
+    # ptxas's "requires .target sm_NN or higher": kernels written for a newer GPU than one in the arch list
+    # (vllm-project/vllm#1063, NVIDIA/FasterTransformer#250, EricLBuehler/candle-vllm#207, unslothai/unsloth#434)
+    got = read_as("  ptxas /tmp/tmpxft_00001f6c_00000000-6_gemm_cuda_gen.ptx, line 1866; error   : Feature '.m16n8k16' "
+                  "requires .target sm_80 or higher\n  ptxas fatal   : Ptx assembly aborted due to errors",
+                  "unsupported_arch", "ptxas-feature-needs-newer-target", 1)
+    assert got.fields["required"] == "sm_80" and "TORCH_CUDA_ARCH_LIST" in got.advice
+    got = run("65.86   ptxas /tmp/x.ptx, line 28497; error   : Modifier '.m8n8' requires .target sm_75 or higher")
+    assert (got.category, got.fields["required"]) == ("unsupported_arch", "sm_75")
+
+
+def test_an_extension_in_a_jit_cache_built_by_another_torch_is_stale() -> None:
+    # the JIT caches keep a .so across torch upgrades: huggingface/transformers#18868 (torch_extensions on a CI
+    # runner), rosinality/stylegan2-pytorch#5 (/tmp/torch_extensions), pytorch/pytorch#108868 (torchinductor)
+    got = read_as("E   ImportError: /github/home/.cache/torch_extensions/py38_cu113/fused_adam/fused_adam.so: "
+                  "undefined symbol: _ZN3c104impl8GPUTrace13gpuTraceStateE", "stale_build", "jit-cache-stale-extension")
+    assert got.fields["library"].endswith("fused_adam/fused_adam.so") and not got.retryable and not got.remedies
+    assert "torch_extensions" in got.advice
+    got = run("ImportError: /tmp/torchinductor_u/triton/0/d5f8/__triton_launcher.so: undefined symbol: cuLaunchKernel")
+    assert got.category == "stale_build"
+    # the same symbol from an installed extension is the torch ABI, as before
+    got = run("ImportError: /usr/lib/python3/dist-packages/vllm/_C.abi3.so: undefined symbol: "
+              "_ZN3c106detail19maybe_wrap_dim_slowEllb")
+    assert got.category == "abi_mismatch"
+
+
+def test_xformers_built_for_a_gpu_torch_on_a_cpu_torch_is_the_wrong_torch() -> None:
+    # the installed torch's local version says +cpu: open-mmlab/PIA#30 (answered: install a CUDA torch),
+    # invoke-ai/InvokeAI#4788, facebookresearch/xformers#982; any other torch is the ABI reading (b01's, b05's)
+    got = read_as("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+                  "    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.1.2+cpu)\n    Python  3.10.11 (you have 3.10.11)",
+                  "toolchain_missing", "torch-cpu-build-for-gpu-extension", 2)
+    assert got.fields["installed"] == "2.1.2+cpu" and "index-url" in got.advice
+    got = run("WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+              "    PyTorch 2.1.2+cu121 with CUDA 1201 (you have 2.2.2+cu121)")
+    assert (got.category, got.signature) == ("abi_mismatch", "extension-built-for-other-torch")
+
+
+def test_automake_refuses_a_source_directory_configured_in_tree() -> None:
+    # automake's AM_INIT_AUTOMAKE check, often from a stage an earlier build left: spack/spack#5361 and #6246
+    # (`spack install --restage`), bitcoin-core/secp256k1#632, pnggroup/libpng#544 (an old in-tree configuration)
+    got = read_as("checking whether make supports nested variables... yes\n"
+                  'configure: error: source directory already configured; run "make distclean" there first',
+                  "stale_build", "automake-source-already-configured", 2)
+    assert "distclean" in got.advice and got.remedies[0] == "clean_build"
+
+
+def test_mpi4py_without_a_working_mpi_is_the_toolchain() -> None:
+    # mpi4py's configuration check: Yale-LILY/SummerTime#72 and dso-org/deep-symbolic-optimization#61 (no mpi.h:
+    # installing MPICH fixed it), EleutherAI/gpt-neox#601, spack/spack#12191 (link: the Cray wrapper)
+    got = read_as("   _configtest.c:2:10: fatal error: mpi.h: No such file or directory\n    compilation terminated.\n"
+                  "    failure.\n    removing: _configtest.c _configtest.o\n"
+                  "    error: Cannot compile MPI programs. Check your configuration!!!",
+                  "toolchain_missing", "mpi4py-cannot-build-mpi-programs", 5)
+    assert got.fields["step"] == "compile" and "libopenmpi-dev" in got.advice
+    assert run("  >> 145    error: Cannot link MPI programs. Check your configuration!!").fields["step"] == "link"
+
+
+def test_protoc_llvm_config_and_findcudatoolkit_name_their_missing_tool() -> None:
+    # onnx's own check (ZhangGe6/onnx-modifier#134, onnx/onnx#1534, microsoft/onnxruntime#17234); llvmlite's
+    # ffi/build.py, old and new wording (numba/llvmlite#55, fatchord/WaveRNN#251); CMake's FindCUDAToolkit
+    # (NixOS/nixpkgs#544701: CUDAToolkit_ROOT without bin/nvcc)
+    read_as("      CMake Error at CMakeLists.txt:303 (message):\n        Protobuf compiler not found\n"
+            "      Call Stack (most recent call first):", "toolchain_missing", "protoc-not-found", 2)
+    got = read_as("RuntimeError: llvm-config failed executing, please point LLVM_CONFIG to the path for llvm-config",
+                  "toolchain_missing", "llvmlite-llvm-config-missing")
+    assert got.fields["tool"] == "llvm-config"
+    read_as("RuntimeError: Could not find a `llvm-config` binary. There are a number of reasons this could happen.",
+            "toolchain_missing", "llvmlite-llvm-config-missing")
+    read_as("CMake Error at /nix/store/x-cmake-4.3.4/share/cmake-4.3/Modules/FindCUDAToolkit.cmake:911 (message):\n"
+            "  Could not find `nvcc` executable in path specified by variable\n  CUDAToolkit_ROOT=/nix/store/y-cudart",
+            "toolchain_missing", "cmake-language-compiler-not-found", 2)
+    # FindCUDAToolkit's QUIET status line is not the failure
+    quiet = run("-- Could not find `nvcc` executable in any searched paths, please set CUDAToolkit_ROOT")
+    assert quiet.signature is None
+
+
+def test_ggml_running_on_a_gpu_it_has_no_kernels_for() -> None:
+    # ggml's NO_DEVICE_CODE: leejet/stable-diffusion.cpp#541 (fixed by building for the GPU's arch),
+    # qualcomm/GenieX#419,
+    # mozilla-ai/llamafile#434; the message itself from ggml-org/llama.cpp#5088
+    got = read_as("/w/ggml-cuda/template-instances/../mmq.cuh:2589: ERROR: CUDA kernel mul_mat_q has no device "
+                  "code compatible with CUDA arch 520. ggml-cuda.cu was compiled for: 520",
+                  "arch_mismatch", "ggml-no-device-code-for-arch")
+    assert (got.fields["kernel"], got.fields["arch"]) == ("mul_mat_q", "520")
+
+
+def test_nvcc_handed_an_empty_arch_or_cmakes_detection_text() -> None:
+    # CMAKE_CUDA_ARCHITECTURES left empty or 'native' with no GPU in the build container: colmap/colmap#1822
+    # (fixed by naming the arch), ggml-org/llama.cpp#18430 (the detection's own message became the arch)
+    got = read_as("  nvcc fatal : Unsupported gpu architecture 'compute_'", "unsupported_arch",
+                  "unsupported-gpu-architecture")
+    assert got.fields["arch"] == "compute_"
+    detected = run("nvcc fatal   : Unsupported gpu architecture 'compute_No CUDA devices found.'")
+    assert detected.category == "unsupported_arch"
+
+
+def test_apple_ld_names_an_undefined_gpu_library_symbol_on_its_own_line() -> None:
+    # ld64 prints the symbol under "Undefined symbols for architecture": pytorch/pytorch#1295 (cuSPARSE not linked),
+    # quoted in a markdown reply
+    got = read_as("> [1%] Linking CXX shared library libTHC.dylib\n> Undefined symbols for architecture x86_64:\n"
+                  '>   "_cusparseCreate", referenced from:\n>       _THCState_reserveDevice in THCGeneral.c.o\n'
+                  "> ld: symbol(s) not found for architecture x86_64", "missing_library",
+                  "undefined-reference-rocm-runtime", 3)
+    assert got.fields["symbol"] == "cusparseCreate"
