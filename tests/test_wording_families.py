@@ -2094,3 +2094,42 @@ def test_apple_ld_names_an_undefined_gpu_library_symbol_on_its_own_line() -> Non
                   "> ld: symbol(s) not found for architecture x86_64", "missing_library",
                   "undefined-reference-rocm-runtime", 3)
     assert got.fields["symbol"] == "cusparseCreate"
+
+
+# ----------------------------------------------------------------- round 15 (b82, b83): after their first looks
+
+
+def test_invalid_device_function_in_any_error_wrapper_is_the_arch() -> None:
+    # cudaErrorInvalidDeviceFunction's string through each project's own check: caffe's CHECK (niuzhiheng/caffe#1,
+    # rbgirshick/py-faster-rcnn#118), a cudaSafeCall (mp3guy/ICPCUDA#17), a TensorRT wrapper
+    # (laugh12321/TensorRT-YOLO#74): 23 of 23 such logs in the corpus are labelled arch_mismatch
+    for line in ("F0319 16:42:04.865949  3385 roi_pooling_layer.cu:91] Check failed: error == cudaSuccess (8 vs. 0)  "
+                 "invalid device function",
+                 "Best: 224 threads, 96 blocks (3.40282e+38ms)Error: invalid device function",
+                 "    Error text: invalid device function"):
+        assert run(line).category == "arch_mismatch", line
+    assert run("test_invalid_device_function_is_reported PASSED").category == "unknown"
+
+
+def test_compiler_front_ends_and_stages_that_crash_in_their_own_words() -> None:
+    # EDG's assertion inside cudafe++ (ComputationalRadiationPhysics/picongpu#2048, NVIDIA/thrust#1624,
+    # IntelligentSoftwareSystems/Galois#195); the HPC SDK's driver (NVIDIA/thrust#1591, NVIDIA/cub#469,
+    # FluidNumerics/SELF#55); make's status 139 for an object (AMReX-Codes/amrex#3215, BLAST-WarpX/warpx#4613)
+    got = read_as('src/DeviceBufferIntern.hpp(50): internal error: assertion failed at: "/dvs/p4/build/sw/rel/gpu_drv/'
+                  'r361/r361_00/drivers/compiler/edg/EDG_4.10/src/types.c", line 7537',
+                  "compiler_crash", "edg-internal-assertion")
+    assert "compiler" in got.advice
+    got = read_as("nvdd-Fatal-/opt/nvidia/hpc_sdk/Linux_x86_64/22.1/compilers/bin/tools/nvvmd TERMINATED by signal 11",
+                  "compiler_crash", "nvhpc-tool-terminated-by-signal")
+    assert got.fields["signal"] == "11"
+    killed = run("nvfortran-Fatal-/opt/nvidia/hpc_sdk/bin/tools/fort2 TERMINATED by signal 9")
+    assert killed.category != "compiler_crash"
+    got = read_as("[  8%] Building CUDA object Src/CMakeFiles/amrex.dir/Base/AMReX_DistributionMapping.cpp.o\n"
+                  "Segmentation fault (core dumped)\n"
+                  "make[2]: *** [Src/CMakeFiles/amrex.dir/build.make:202: Src/CMakeFiles/amrex.dir/Base/"
+                  "AMReX_DistributionMapping.cpp.o] Error 139", "compiler_crash", "make-object-segfault", 3)
+    assert got.fields["target"].endswith("AMReX_DistributionMapping.cpp.o")
+    # a test program (not an object) that segfaults is not the compiler
+    assert run("make[2]: *** [bin/test_runner] Error 139").signature != "make-object-segfault"
+    # Windows: a stack buffer overrun in cudafe++ (NVIDIA/cutlass#894)
+    assert run("nvcc error   : 'cudafe++' died with status 0xC0000409").category == "compiler_crash"
