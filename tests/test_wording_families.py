@@ -2133,3 +2133,19 @@ def test_compiler_front_ends_and_stages_that_crash_in_their_own_words() -> None:
     assert run("make[2]: *** [bin/test_runner] Error 139").signature != "make-object-segfault"
     # Windows: a stack buffer overrun in cudafe++ (NVIDIA/cutlass#894)
     assert run("nvcc error   : 'cudafe++' died with status 0xC0000409").category == "compiler_crash"
+
+
+def test_no_code_object_for_a_gpu_rocm_never_built_for_is_an_unsupported_arch() -> None:
+    # the device's gfx name decides: Raven's gfx902 (rocm-arch/python-pytorch-rocm#26) and Navi 14's gfx1012
+    # (ROCm/legacy-rocm-build#1525: "We are not supporting Navi14") are in no ROCm release's libraries
+    got = read_as('ERROR："hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\n\nDEVICE\n'
+                  "Name:                            gfx1012\nMarketing Name:          Navi 14 [Radeon RX 5500/5500M]",
+                  "unsupported_arch", "hip-no-binary-for-never-supported-gpu", 1)
+    assert "no release ships code objects" in got.advice
+    # a GPU ROCm builds for (or none named) is code built for another arch, as before
+    for gpu in ("gfx1100", "gfx90a"):
+        other = run('"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\n'
+                    f"Name:                            {gpu}")
+        assert (other.category, other.signature) == ("arch_mismatch", "hip-no-binary-for-gpu"), gpu
+    alone = run("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")
+    assert alone.category == "arch_mismatch"
