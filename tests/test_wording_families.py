@@ -2149,3 +2149,63 @@ def test_no_code_object_for_a_gpu_rocm_never_built_for_is_an_unsupported_arch() 
         assert (other.category, other.signature) == ("arch_mismatch", "hip-no-binary-for-gpu"), gpu
     alone = run("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")
     assert alone.category == "arch_mismatch"
+
+
+# ------------------------------------------------------------- round 15b (b84-b87): what their first looks missed
+
+
+def test_cudnn_cannot_load_its_own_sublibraries() -> None:
+    # cuDNN 9's loader, Linux and Windows: OpenNMT/CTranslate2#1826 (fixed with LD_LIBRARY_PATH),
+    # SYSTRAN/faster-whisper#1182, MahmoudAshraf97/whisper-diarization#259, petermg/Chatterbox-TTS-Extended#48
+    got = read_as("INFO:faster_whisper:Processing audio with duration 03:52.176\n"
+                  "Unable to load any of {libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9, "
+                  "libcudnn_cnn.so}\n"
+                  "Invalid handle. Cannot load symbol cudnnCreateConvolutionDescriptor",
+                  "missing_runtime_library", "cudnn-sublibrary-not-loaded", 2)
+    assert got.fields["library"] == "libcudnn_cnn.so.9.1.0" and "LD_LIBRARY_PATH" in got.advice
+    assert run("Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!").category == \
+        "missing_runtime_library"
+
+
+def test_a_go_older_than_the_sources_build_lines() -> None:
+    # Go 1.16 meeting //go:build: ollama/ollama#1373, fraenky8/tables-to-go#39, bitfield/script#131 (upgrading Go fixed)
+    got = read_as("../go/pkg/mod/github.com/gin-gonic/gin@v1.9.1/context.go:23:2: //go:build comment without // +build "
+                  "comment", "toolchain_missing", "go-build-constraint-too-new")
+    assert "1.17" in got.advice
+
+
+def test_pip_refusing_the_interpreter_names_the_range() -> None:
+    # pip's Requires-Python check: ycyy/ComfyUI-Yolo-World-EfficientSAM#1, seemoo-lab/opendrop#44, pypa/pipx#1567
+    got = read_as("ERROR: Package 'inference-gpu' requires a different Python: 3.11.8 not in '<=3.11,>=3.8'",
+                  "missing_python_dependency", "pip-requires-different-python")
+    assert (got.fields["module"], got.fields["python"], got.fields["required"]) == (
+        "inference-gpu", "3.11.8", "<=3.11,>=3.8")
+    # pip's verbose skip of one link is not the failure
+    skipped = run("  Link requires a different Python (2.7.17 not in: u'>=3.5'): https://x/numpy.zip")
+    assert skipped.category == "unknown"
+
+
+def test_windows_socket_errors_are_the_network() -> None:
+    # Winsock's own strings through Python: jeffheaton/t81_558_deep_learning#27, pypi/warehouse#13987,
+    # microsoft/PTVS#6465; jax-ml/jax#2315's build (b86) hit WinError 10054 downloading a dependency
+    for line in ("error: [WinError 10054] An existing connection was forcibly closed by the remote host",
+                 "ERROR: Could not install packages due to an EnvironmentError: HTTPSConnectionPool(host='files."
+                 "pythonhosted.org', port=443): Max retries exceeded with url: /p.whl (Caused by ProtocolError("
+                 "'Connection aborted.', ConnectionResetError(10054, 'An existing connection was forcibly closed by "
+                 "the remote host', None, 10054, None)))"):
+        got = run(line)
+        assert (got.category, got.retryable) == ("network", True), line
+
+
+def test_onnxruntimes_build_script_without_cuda_or_cudnn() -> None:
+    # microsoft/onnxruntime#1777, triton-inference-server/onnxruntime_backend#33: cudnn_home was None
+    read_as("2019-09-07 15:39:21,386 Build [ERROR] - cuda_home and cudnn_home paths must be specified and valid.\n"
+            "cuda_home='/usr/local/cuda' valid=True. cudnn_home='None' valid=False",
+            "toolchain_missing", "onnxruntime-cuda-home-invalid", 1)
+
+
+def test_a_kernel_image_missing_behind_a_failed_call() -> None:
+    # XLA's status wording has no "error", only "Failed call to" (jax-ml/jax#22723: rebuilt for sm_87)
+    got = run("F0729 12:58:37.236422  109 stream_executor_util.cc:504] Could not create RepeatBufferKernel: INTERNAL: "
+              "Failed call to cudaGetFuncBySymbol: no kernel image is available for execution on the device")
+    assert got.category == "arch_mismatch"
