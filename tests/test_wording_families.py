@@ -2209,3 +2209,18 @@ def test_a_kernel_image_missing_behind_a_failed_call() -> None:
     got = run("F0729 12:58:37.236422  109 stream_executor_util.cc:504] Could not create RepeatBufferKernel: INTERNAL: "
               "Failed call to cudaGetFuncBySymbol: no kernel image is available for execution on the device")
     assert got.category == "arch_mismatch"
+
+
+def test_torch_compiles_triton_backend_refusing_an_old_gpu() -> None:
+    # inductor's create_backend: MIC-DKFZ/nnUNet#2188 (answered: disable torch.compile), 2noise/ChatTTS#341,
+    # karpathy/nanoGPT#157; the same text as a suppressed-error [WARNING] is not the failure (2noise/ChatTTS#235)
+    got = read_as("torch._dynamo.exc.BackendCompilerFailed: backend='inductor' raised:\n"
+                  "RuntimeError: Found NVIDIA GeForce "
+                  "GTX 1070 which is too old to be supported by the triton GPU compiler, which is used as the backend. "
+                  "Triton only supports devices of CUDA Capability >= 7.0, but your device is of CUDA capability 6.1",
+                  "unsupported_arch", "torch-inductor-gpu-too-old", 2)
+    assert got.fields["gpu"] == "NVIDIA GeForce GTX 1070" and "TORCHDYNAMO_DISABLE" in got.advice
+    warned = run("[2024-06-18 23:38:49,504] torch._dynamo.convert_frame: [WARNING] RuntimeError: Found NVIDIA "
+                 "GeForce GTX TITAN X which is too old to be supported by the triton GPU compiler, which is used as "
+                 "the backend.")
+    assert warned.signature != "torch-inductor-gpu-too-old"
