@@ -2224,3 +2224,12 @@ def test_torch_compiles_triton_backend_refusing_an_old_gpu() -> None:
                  "GeForce GTX TITAN X which is too old to be supported by the triton GPU compiler, which is used as "
                  "the backend.")
     assert warned.signature != "torch-inductor-gpu-too-old"
+
+
+def test_flash_attention_refusing_a_gpu_older_than_its_kernels() -> None:
+    # flash_api.cpp's check: Dao-AILab/flash-attention#762 (a Turing card: "not currently supported"),
+    # vllm-project/vllm#8189, if-ai/ComfyUI-IF_Trellis#40 (ComfyUI's own prefix, no "error" on the line)
+    got = read_as("!!! Exception during processing !!! FlashAttention only supports Ampere GPUs or newer.",
+                  "unsupported_arch", "flash-attention-gpu-too-old")
+    assert got.fields["required"] == "Ampere" and "sdpa" in got.advice
+    assert run("RuntimeError: FlashAttention only supports AMD MI200 GPUs or newer.").fields["required"] == "AMD MI200"
