@@ -2233,3 +2233,40 @@ def test_flash_attention_refusing_a_gpu_older_than_its_kernels() -> None:
                   "unsupported_arch", "flash-attention-gpu-too-old")
     assert got.fields["required"] == "Ampere" and "sdpa" in got.advice
     assert run("RuntimeError: FlashAttention only supports AMD MI200 GPUs or newer.").fields["required"] == "AMD MI200"
+
+
+# ------------------------------------------------------------------ round 15c (b90, b91): after their first looks
+
+
+def test_wget_refusing_a_certificate_is_not_retried() -> None:
+    # GNU wget's own certificate wording: cp2k/cp2k#442 (ELPA's server; fixed by a mirror), xbmc/xbmc#16872
+    # (wget.exe's outdated store), wp-cli/wp-cli#1688
+    got = read_as("Connecting to elpa.mpcdf.mpg.de|130.183.1.1|:443... connected.\n"
+                  "ERROR: cannot verify elpa.mpcdf.mpg.de's certificate, issued by 'CN=MPG CA - G02,O=Max-Planck':\n"
+                  "  Unable to locally verify the issuer's authority.", "network", "ssl-certificate-verify-failed", 2)
+    assert got.fields["host"] == "elpa.mpcdf.mpg.de" and got.retryable is False
+    assert run("ERROR: The certificate of 'nodejs.org' is not trusted.").signature == "ssl-certificate-verify-failed"
+
+
+def test_the_oom_killers_task_dump_names_the_compilers_it_weighed() -> None:
+    # mm/oom_kill.c dump_tasks rows, printed only while the OOM killer chooses (ggml-org/llama.cpp#17844: an
+    # unbounded -j docker build); the row's last field is the process, here nvcc's front end
+    got = read_as("Dec 07 15:40:35 user kernel: [   8068]     0  8068   724    24  49152    0    0 sh\n"
+                  "Dec 07 15:40:35 user kernel: [   8069]     0  8069  42686 39552 380928    0    0 cudafe++",
+                  "out_of_memory", "oom-killer-task-dump", 2)
+    assert got.fields["process"] == "cudafe++" and "MAX_JOBS" in got.advice
+    # a row for a shell alone is not read, nor is ninja's progress
+    assert run("Dec 07 15:40:35 user kernel: [   8068]     0  8068      724       24    49152        0       0 sh"
+               ).category == "unknown"
+
+
+def test_a_compiler_the_shell_cannot_find() -> None:
+    # the shell's "not found" for a compiler that is not ROCm's own: CHIP-SPV/chipStar#148 (icpx, fixed by putting
+    # oneAPI on PATH), the same wording as mozilla-ai/llamafile#512's hipcc; a path inside pip's build env is the
+    # stale build env, and git missing is not the build's failure
+    got = read_as("/bin/sh: 1: icpx: not found", "toolchain_missing", "compiler-not-on-path")
+    assert got.fields["tool"] == "icpx" and "setvars.sh" in got.advice
+    stale = run("/bin/sh: 1: /tmp/pip-build-env-9i0hmcxv/overlay/lib/python3.10/site-packages/cmake/data/bin/cmake: "
+                "not found")
+    assert stale.signature != "compiler-not-on-path"
+    assert run("make: git: Command not found").signature != "compiler-not-on-path"
