@@ -1938,12 +1938,12 @@ def test_meson_found_no_compiler_unless_the_one_it_tried_cannot_start() -> None:
 
 def test_a_setup_py_that_drives_cmake_found_none() -> None:
     # the pybind11 cmake_example's setup.py, as dlib and others copied it: davisking/dlib#2307,
-    # errno-mmd/VMD-Lifting#1 (a framed banner), henrywoo/kazam#65
+    # errno-mmd/VMD-Lifting#1 (a framed banner, with no error word on the line itself), henrywoo/kazam#65
     got = read_as("  RuntimeError:\n  *******************************************************************\n"
                   "   CMake must be installed to build the following extensions: dlib\n"
                   "  *******************************************************************",
-                  "toolchain_missing", "setup-py-cmake-missing", 3)
-    assert got.fields["module"] == "dlib" and "pip install cmake" in got.advice
+                  "toolchain_missing", "cmake-executable-missing", 3)
+    assert "pip install cmake" in got.advice
 
 
 def test_uv_giving_up_after_its_retries_is_the_network() -> None:
@@ -1964,6 +1964,8 @@ def test_gos_network_errors_as_docker_prints_them() -> None:
                   'registry-1.docker.io on 192.168.65.1:53: server misbehaving', "network", "go-net-dial-failed")
     assert got.fields["host"] == "registry-1.docker.io"
     assert run("read tcp 172.17.0.2:45678->104.16.1.1:443: read: connection reset by peer").category == "network"
+    # docker's embedded DNS at 127.0.0.11 is not the loopback a local service listens on
+    assert run("go: lookup proxy.golang.org on 127.0.0.11:53: server misbehaving").category == "network"
     assert run('failed to do request: Head "https://registry-1.docker.io/v2/rocm/pytorch/manifests/latest": '
                'net/http: TLS handshake timeout').category == "network"
 
@@ -2033,7 +2035,8 @@ def test_automake_refuses_a_source_directory_configured_in_tree() -> None:
     got = read_as("checking whether make supports nested variables... yes\n"
                   'configure: error: source directory already configured; run "make distclean" there first',
                   "stale_build", "automake-source-already-configured", 2)
-    assert "distclean" in got.advice and got.remedies[0] == "clean_build"
+    # the ladder's clean paths do not hold an in-tree config.status: nothing to retry with
+    assert "distclean" in got.advice and not got.remedies and got.retryable is False
 
 
 def test_mpi4py_without_a_working_mpi_is_the_toolchain() -> None:
@@ -2064,6 +2067,10 @@ def test_protoc_llvm_config_and_findcudatoolkit_name_their_missing_tool() -> Non
     # FindCUDAToolkit's QUIET status line is not the failure
     quiet = run("-- Could not find `nvcc` executable in any searched paths, please set CUDAToolkit_ROOT")
     assert quiet.signature is None
+    # CMake 3.25's FATAL wording (no backticks) is the same failure; its quiet form is not (mkiol/dsnote#322)
+    assert run("CMake Error at FindCUDAToolkit.cmake:730 (message):\n  Could not find nvcc, please set "
+               "CUDAToolkit_ROOT.").signature == "cmake-language-compiler-not-found"
+    assert run("-- Could not find nvcc, please set CUDAToolkit_ROOT.").signature is None
 
 
 def test_ggml_running_on_a_gpu_it_has_no_kernels_for() -> None:
@@ -2108,7 +2115,7 @@ def test_invalid_device_function_in_any_error_wrapper_is_the_arch() -> None:
                  "Best: 224 threads, 96 blocks (3.40282e+38ms)Error: invalid device function",
                  "    Error text: invalid device function"):
         assert run(line).category == "arch_mismatch", line
-    assert run("test_invalid_device_function_is_reported PASSED").category == "unknown"
+    assert run("test_invalid_device_function_error_path PASSED").category == "unknown"
 
 
 def test_compiler_front_ends_and_stages_that_crash_in_their_own_words() -> None:
@@ -2141,7 +2148,7 @@ def test_no_code_object_for_a_gpu_rocm_never_built_for_is_an_unsupported_arch() 
     got = read_as('ERROR："hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\n\nDEVICE\n'
                   "Name:                            gfx1012\nMarketing Name:          Navi 14 [Radeon RX 5500/5500M]",
                   "unsupported_arch", "hip-no-binary-for-never-supported-gpu", 1)
-    assert "no release ships code objects" in got.advice
+    assert "ship no code objects" in got.advice
     # a GPU ROCm builds for (or none named) is code built for another arch, as before
     for gpu in ("gfx1100", "gfx90a"):
         other = run('"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\n'
@@ -2149,6 +2156,10 @@ def test_no_code_object_for_a_gpu_rocm_never_built_for_is_an_unsupported_arch() 
         assert (other.category, other.signature) == ("arch_mismatch", "hip-no-binary-for-gpu"), gpu
     alone = run("hipErrorNoBinaryForGpu: Unable to find code object for all current devices!")
     assert alone.category == "arch_mismatch"
+    # an arch list that merely contains such a target is not the device
+    listed = run('"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"\n'
+                 "-- AMDGPU_TARGETS: gfx900;gfx906;gfx1010;gfx1030\nName:                            gfx1100")
+    assert listed.category == "arch_mismatch"
 
 
 # ------------------------------------------------------------- round 15b (b84-b87): what their first looks missed
@@ -2224,15 +2235,22 @@ def test_torch_compiles_triton_backend_refusing_an_old_gpu() -> None:
                  "GeForce GTX TITAN X which is too old to be supported by the triton GPU compiler, which is used as "
                  "the backend.")
     assert warned.signature != "torch-inductor-gpu-too-old"
+    glog = run("W0618 12:00:01.123000 4242 torch/_dynamo/convert_frame.py:1009] RuntimeError: Found Tesla P100 "
+               "which is too old to be supported by the triton GPU compiler, which is used as the backend.")
+    assert glog.signature != "torch-inductor-gpu-too-old"
 
 
 def test_flash_attention_refusing_a_gpu_older_than_its_kernels() -> None:
     # flash_api.cpp's check: Dao-AILab/flash-attention#762 (a Turing card: "not currently supported"),
     # vllm-project/vllm#8189, if-ai/ComfyUI-IF_Trellis#40 (ComfyUI's own prefix, no "error" on the line)
     got = read_as("!!! Exception during processing !!! FlashAttention only supports Ampere GPUs or newer.",
-                  "unsupported_arch", "flash-attention-gpu-too-old")
-    assert got.fields["required"] == "Ampere" and "sdpa" in got.advice
-    assert run("RuntimeError: FlashAttention only supports AMD MI200 GPUs or newer.").fields["required"] == "AMD MI200"
+                  "unsupported_arch", "library-unsupported-gpu-target")
+    assert (got.fields["library"], got.fields["supported"]) == ("FlashAttention", "Ampere")
+    assert run("RuntimeError: FlashAttention only supports AMD MI200 GPUs or newer.").fields["supported"] == "MI200"
+    # a library that says so and falls back is not the failure
+    for line in ("WARNING: FlashAttention only supports Ampere GPUs or newer, falling back to sdpa attention",
+                 "FlashAttention only supports AMD MI200 GPUs or newer. Falling back to the math kernel."):
+        assert run(line).category == "unknown", line
 
 
 # ------------------------------------------------------------------ round 15c (b90, b91): after their first looks
@@ -2262,11 +2280,9 @@ def test_the_oom_killers_task_dump_names_the_compilers_it_weighed() -> None:
 
 def test_a_compiler_the_shell_cannot_find() -> None:
     # the shell's "not found" for a compiler that is not ROCm's own: CHIP-SPV/chipStar#148 (icpx, fixed by putting
-    # oneAPI on PATH), the same wording as mozilla-ai/llamafile#512's hipcc; a path inside pip's build env is the
-    # stale build env, and git missing is not the build's failure
-    got = read_as("/bin/sh: 1: icpx: not found", "toolchain_missing", "compiler-not-on-path")
-    assert got.fields["tool"] == "icpx" and "setvars.sh" in got.advice
-    stale = run("/bin/sh: 1: /tmp/pip-build-env-9i0hmcxv/overlay/lib/python3.10/site-packages/cmake/data/bin/cmake: "
-                "not found")
-    assert stale.signature != "compiler-not-on-path"
-    assert run("make: git: Command not found").signature != "compiler-not-on-path"
+    # oneAPI on PATH), the same wording build-tool-not-found reads for gcc or ninja
+    got = read_as("/bin/sh: 1: icpx: not found", "toolchain_missing", "build-tool-not-found")
+    assert got.fields["tool"] == "icpx"
+    # configure probing for an optional compiler, or a tool that says what it does instead, is not the failure
+    for line in ("./configure: line 2345: gfortran: command not found", "which: icx: not found, using gcc instead"):
+        assert run(line).category == "unknown", line
