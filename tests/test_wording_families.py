@@ -2109,7 +2109,7 @@ def test_apple_ld_names_an_undefined_gpu_library_symbol_on_its_own_line() -> Non
 def test_invalid_device_function_in_any_error_wrapper_is_the_arch() -> None:
     # cudaErrorInvalidDeviceFunction's string through each project's own check: caffe's CHECK (niuzhiheng/caffe#1,
     # rbgirshick/py-faster-rcnn#118), a cudaSafeCall (mp3guy/ICPCUDA#17), a TensorRT wrapper
-    # (laugh12321/TensorRT-YOLO#74): 23 of 23 such logs in the corpus are labelled arch_mismatch
+    # (laugh12321/TensorRT-YOLO#74): every log in the corpus with this string (24) is labelled arch_mismatch
     for line in ("F0319 16:42:04.865949  3385 roi_pooling_layer.cu:91] Check failed: error == cudaSuccess (8 vs. 0)  "
                  "invalid device function",
                  "Best: 224 threads, 96 blocks (3.40282e+38ms)Error: invalid device function",
