@@ -2286,3 +2286,53 @@ def test_a_compiler_the_shell_cannot_find() -> None:
     # configure probing for an optional compiler, or a tool that says what it does instead, is not the failure
     for line in ("./configure: line 2345: gfortran: command not found", "which: icx: not found, using gcc instead"):
         assert run(line).category == "unknown", line
+
+
+# ------------------------------------------------------------------ round 16 (b94-b99): after their first looks
+
+
+def test_windows_disk_full_wording_is_disk_full() -> None:
+    # Windows' ERROR_DISK_FULL text, in MSBuild's FileTracker (nodejs/build#2851) and vcpkg's copy step
+    # (microsoft/vcpkg#16909); it belongs to the ENOSPC family, not to ptxas's write failure
+    got = read_as("failed: C:\\vcpkg\\installed\\x64-windows-static-md\\tools/qt5/debug/bin/qtdiag.pdb: "
+                  "There is not enough space on the disk.", "disk_full", "no-space-left-on-device")
+    assert got.retryable is False or got.category == "disk_full"
+    assert run("FileTracker : error FTK1005: could not write rooting file marker to the file tracking log file: "
+               "C:\\w\\link.read.1.tlog. There is not enough space on the disk.").signature == "no-space-left-on-device"
+    assert run("Checking that there is enough space on the disk before the copy").category == "unknown"
+
+
+def test_an_arch_list_left_at_none_is_an_unsupported_arch() -> None:
+    # a recipe turning cuda_arch=none into -gencode arch=compute_none (spack/spack-packages#6546), the same
+    # empty-arch-list shape as nvcc's "compute_" (the advice says to set the arch list)
+    got = read_as("nvcc fatal   : Unsupported gpu architecture 'compute_none'", "unsupported_arch",
+                  "unsupported-gpu-architecture")
+    assert got.fields["arch"] == "compute_none" and "arch list was not set" in got.advice
+
+
+def test_xcrun_without_the_command_line_tools_is_a_missing_toolchain() -> None:
+    # Apple's xcrun after a macOS update removed the Command Line Tools: muquit/applehealth2csv#1 (behind a
+    # Homebrew tap install), arguablykomodo/shadowfox-updater#25 (make; quoted in markdown backticks)
+    got = read_as("==> Installing applehealth2csv from muquit/applehealth2csv\n"
+                  "xcrun: error: invalid active developer path (/Library/Developer/CommandLineTools), missing xcrun "
+                  "at: /Library/Developer/CommandLineTools/usr/bin/xcrun", "toolchain_missing",
+                  "xcode-developer-tools-missing", 2)
+    assert got.fields["path"] == "/Library/Developer/CommandLineTools" and "xcode-select --install" in got.advice
+    assert run("`xcrun: error: invalid active developer path (/Library/Developer/CommandLineTools), missing xcrun "
+               "at: /Library/Developer/CommandLineTools/usr/bin/xcrun`").signature == "xcode-developer-tools-missing"
+    assert run("xcrun: note: using SDK /Library/Developer/CommandLineTools/SDKs/MacOSX.sdk").category == "unknown"
+
+
+def test_the_go_compiler_killed_is_out_of_memory() -> None:
+    # cmd/go's "go build <pkg>: <tool>: signal: killed": gravitational/teleport#387 (512 MB droplet, dmesg shows
+    # the OOM killer), beego/wetalk#32 (old Go's shorter form), yuin/goldmark#159, cycloidio/terracognita#217
+    # (an AUR build; swap fixed it)
+    got = read_as("==> Starting build()...\n"
+                  "go build github.com/Azure/azure-sdk-for-go/services/datafactory/mgmt/2018-06-01/datafactory: "
+                  "/usr/lib/go/pkg/tool/linux_amd64/compile: signal: killed\n"
+                  "==> ERROR: A failure occurred in build().", "out_of_memory", "go-toolchain-killed", 2)
+    assert got.fields["program"] == "compile" and "swap" in got.advice
+    assert run("go build github.com/astaxie/beego: signal: killed").category == "out_of_memory"
+    # a program the user ran being killed says nothing about the build's memory
+    for line in ("signal: killed", "Error: signal: killed", "exec: \"./server\": signal: killed"):
+        assert run(line).category == "unknown", line
