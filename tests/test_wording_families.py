@@ -2336,3 +2336,27 @@ def test_the_go_compiler_killed_is_out_of_memory() -> None:
     # a program the user ran being killed says nothing about the build's memory
     for line in ("signal: killed", "Error: signal: killed", "exec: \"./server\": signal: killed"):
         assert run(line).category == "unknown", line
+
+
+def test_an_extension_with_cuda_version_zero_was_built_without_cuda() -> None:
+    # torch_sparse's import check after a build on a GPU-less host (rusty1s/pytorch_sparse#41, fixed by
+    # FORCE_CUDA=1): "0.0" is no CUDA at all, not a second version, so the ABI reading does not take it
+    line = ("RuntimeError: Detected that PyTorch and torch_sparse were compiled with different CUDA versions. "
+            "PyTorch has CUDA version 10.1 and torch_sparse has CUDA version {}. Please reinstall the torch_sparse "
+            "that matches your PyTorch install.")
+    assert run(line.format("0.0")).category == "unknown"
+    assert run(line.format("10.0")).signature == "compiled-with-different-versions"
+
+
+@pytest.mark.parametrize(("line", "signature", "tool"), [
+    # Ubuntu's command-not-found handler: ROCm/hip#3310 (hipcc off PATH on a HIP-on-NVIDIA install, fixed by
+    # PATH), b43's "Command '~python' not found" typo shows a name outside the lists is not read
+    ("Command 'hipcc' not found, -> Error while running hipcc", "hip-tool-not-found", "hipcc"),
+    ("Command 'nvcc' not found, but can be installed with:", "hip-tool-not-found", "nvcc"),
+    ("Command 'make' not found, but can be installed with:", "build-tool-not-found", "make"),
+    ("Command 'cmake' not found, but can be installed with:", "cmake-executable-missing", None),
+])
+def test_ubuntus_command_not_found_names_a_missing_tool(line: str, signature: str, tool: str | None) -> None:
+    got = read_as(line, "toolchain_missing", signature)
+    assert got.fields.get("tool") == tool
+    assert run("Command '~python' not found, did you mean:").category == "unknown"
