@@ -2360,3 +2360,44 @@ def test_ubuntus_command_not_found_names_a_missing_tool(line: str, signature: st
     got = read_as(line, "toolchain_missing", signature)
     assert got.fields.get("tool") == tool
     assert run("Command '~python' not found, did you mean:").category == "unknown"
+
+
+def test_nvccs_own_internal_compiler_error_is_a_compiler_crash() -> None:
+    # cicc's banner, with no GCC or clang ICE text: kokkos/kokkos#307 (CUDA 8 EA on POWER8), TheHPXProject/hpx#4668,
+    # gunrock/gunrock#302 and #1059 (a source file's diagnostic form), alpaka-group/alpaka#1130 (MSBuild's form)
+    got = read_as("/k/Kokkos_Atomic_Decrement.hpp(61): warning: integer conversion resulted in a change of sign\n"
+                  "Error: Internal Compiler Error (codegen): \"there was an error in verifying the lgenfe output!\"\n"
+                  "make[2]: *** [TestDefaultDeviceType.cpp.o] Error 2", "compiler_crash",
+                  "nvcc-internal-compiler-error", 2)
+    assert got.fields["phase"] == "codegen" and "CUDA" in got.advice
+    assert run("Error #3246 : Internal Compiler error (codegen): \"there was an error in verifying the lgenfe "
+               "output!\" [D:\\a\\alpaka\\math.vcxproj]").signature == "nvcc-internal-compiler-error"
+    assert run("-- Checking for an Internal Compiler Error (codegen) workaround").category == "unknown"
+
+
+def test_a_debian_packaging_tool_the_shell_cannot_find() -> None:
+    # NVIDIA/nccl#135: `make pkg.debian.build` runs debuild, which devscripts provides
+    got = read_as("/bin/sh: 1: debuild: not found", "toolchain_missing", "build-tool-not-found")
+    assert got.fields["tool"] == "debuild"
+
+
+def test_cmakes_download_retries_with_no_final_error_are_a_weak_network_reading() -> None:
+    # ExternalProject's sleep_before_download: NVIDIA/TensorRT#817 (an offline host, the paste ends retrying),
+    # NixOS/nixpkgs#21456 (the retries, then "Each download failed!", which decides)
+    got = read_as("[  0%] Performing download step (download, verify and extract) for 'third_party.protobuf'\n"
+                  "-- Using src='https://github.com/google/protobuf/releases/download/v3.0.0/protobuf-cpp-3.0.0.tar.gz'\n"
+                  "-- Retrying...\n"
+                  "-- Retry after 5 seconds (attempt #2) ...", "network", "cmake-download-retrying", 4)
+    assert got.confidence != "high"
+    # any specific failure in view decides instead
+    assert run("-- Retry after 5 seconds (attempt #2) ...\n"
+               "/usr/bin/ld: cannot find -lnvinfer").category == "missing_library"
+
+
+def test_an_in_source_guard_without_the_hyphen() -> None:
+    # TriBITS' "<Project> does not support in source builds!" (trilinos/Trilinos#2324: a CMakeCache.txt left in the
+    # source tree by an earlier configure) beside LLVM's "In-source builds are not allowed" (b06's thread)
+    got = read_as("CMake Error at cmake/tribits/core/package_arch/TribitsGlobalMacros.cmake:88 (MESSAGE):\n"
+                  "  ERROR!\n"
+                  "  Trilinos does not support in source builds!", "stale_build", "cmake-in-source-build-refused", 3)
+    assert got.category == "stale_build"
