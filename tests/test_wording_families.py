@@ -2401,3 +2401,53 @@ def test_an_in_source_guard_without_the_hyphen() -> None:
                   "  ERROR!\n"
                   "  Trilinos does not support in source builds!", "stale_build", "cmake-in-source-build-refused", 3)
     assert got.category == "stale_build"
+
+
+# ------------------------------------------------------------------ round 16 (b100, b101): after their first looks
+
+
+def test_llvmlite_refusing_the_llvm_it_found() -> None:
+    # ffi/build.py's version check: numba/llvmlite#187 (LLVM 3.8 for a 3.7 llvmlite), chubin/wttr.in#641 (a Docker
+    # image's LLVM 10 for an llvmlite needing 11; the fix moved the image to llvm-11)
+    got = read_as("  LLVM version... 10.0.1\n  Traceback (most recent call last):\n"
+                  "      raise RuntimeError(msg)\n  RuntimeError: Building llvmlite requires LLVM 11",
+                  "toolchain_missing", "llvmlite-llvm-config-missing", 4)
+    assert got.fields["required"] == "11"
+    assert run("RuntimeError: Building llvmlite requires LLVM 3.7.x. Be sure to set LLVM_CONFIG to the right "
+               "executable path.").fields["required"] == "3.7"
+
+
+def test_mpi4pys_config_test_missing_mpi_h_is_no_mpi_installed() -> None:
+    # the config test program's compile error: BoyuanChen/neural-state-variables#1 (pipenv building mpi4py 3.0.3,
+    # fixed by mpi-default-dev) and b77's thread; a project's own source missing <mpi.h> is not read, since there it
+    # can be the project's include path (lanl/branson#72, a HIP build's CMake bug)
+    got = read_as("_configtest.c:2:10: fatal error: mpi.h: No such file or directory", "toolchain_missing",
+                  "mpi-config-test-header-missing")
+    assert got.fields["header"] == "mpi.h" and "libopenmpi-dev" in got.advice
+    assert run("    0: fatal error: 'mpi.h' file not found").category == "unknown"
+
+
+def test_a_bare_killed_with_a_full_stop() -> None:
+    # rust-lang/rust#51309: rustc killed on a small VPS, the shell's "Killed." after the command line (more memory
+    # fixed it), the bare-Killed family's weak reading
+    got = read_as("> rustc --crate-name http /root/.cargo/registry/src/http-0.1.5/src/lib.rs --crate-type lib\n"
+                  "Killed.", "out_of_memory", "bare-killed", 2)
+    assert got.category == "out_of_memory"
+    assert run("Process Killed. Restarting").category == "unknown"
+
+
+def test_msvcs_linker_out_of_disk_is_disk_full() -> None:
+    # link.exe's LNK1180 (lance-format/lance#905: a CI runner's disk, fixed by more storage), the same family as
+    # Windows' ERROR_DISK_FULL text above
+    read_as("  = note: D:\\a\\lance\\target\\debug\\deps\\lance-f6d4.exe : fatal error LNK1180: insufficient disk "
+            "space to complete link", "disk_full", "no-space-left-on-device")
+
+
+def test_bazels_jgit_clone_failure_is_network() -> None:
+    # JGit's "cannot open git-upload-pack" behind Bazel's native git_repository: tensorflow/tensorflow#1413 (a
+    # firewall), bazelbuild/bazel#853 (an empty Java trust store), tensorflow/models#283 (a proxy)
+    got = read_as("ERROR: /w/tensorflow/core/distributed_runtime/rpc/BUILD:87:1: no such package '@grpc//': Error "
+                  "cloning repository: https://boringssl.googlesource.com/boringssl: cannot open git-upload-pack "
+                  "caused by https://boringssl.googlesource.com/boringssl: cannot open git-upload-pack and referenced "
+                  "by '//tensorflow/core/distributed_runtime/rpc:grpc_channel'.", "network", "git-transfer-failed")
+    assert got.fields["url"] == "https://boringssl.googlesource.com/boringssl"
