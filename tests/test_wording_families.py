@@ -2451,3 +2451,54 @@ def test_bazels_jgit_clone_failure_is_network() -> None:
                   "caused by https://boringssl.googlesource.com/boringssl: cannot open git-upload-pack and referenced "
                   "by '//tensorflow/core/distributed_runtime/rpc:grpc_channel'.", "network", "git-transfer-failed")
     assert got.fields["url"] == "https://boringssl.googlesource.com/boringssl"
+
+
+# ------------------------------------------------------------------ round 16b (b102, b103): after their first looks
+
+
+def test_node_gyp_without_visual_studio_is_a_missing_toolchain() -> None:
+    # node-gyp's find-visualstudio.js: tensorflow/tfjs#5040 (tfjs-node's addon built from source), the starred box
+    # in nodejs/node-gyp#2867, its "could not find a version" line and stack Error in nodejs/node-gyp#2203
+    got = read_as("npm ERR! gyp ERR! find VS **************************************************************\n"
+                  "npm ERR! gyp ERR! find VS You need to install the latest version of Visual Studio\n"
+                  "npm ERR! gyp ERR! find VS including the \"Desktop development with C++\" workload.",
+                  "toolchain_missing", "node-gyp-visual-studio-missing", 2)
+    assert "Desktop development with C++" in got.advice
+    assert run("77 error gyp ERR! find VS could not find a version of Visual Studio 2017 or newer to use"
+               ).fields["required"] == "2017"
+    assert run("gyp ERR! stack Error: Could not find any Visual Studio installation to use"
+               ).signature == "node-gyp-visual-studio-missing"
+    # node-gyp's own search chatter is not the failure
+    assert run("gyp info find VS using VS2022 (17.5.33502.453) found at:").category == "unknown"
+
+
+def test_rusts_cmake_crate_without_cmake() -> None:
+    # the cmake crate's panic in a build script: fastrepl/anarlog#297 (whisper-rs-sys; brew install cmake),
+    # cloudwalk/stratus#133 (a Docker image without cmake), argotorg/fe#20 (CI)
+    got = read_as("  failed to execute command: No such file or directory (os error 2)\n  is `cmake` not installed?\n\n"
+                  "  build script failed, must exit now", "toolchain_missing", "cmake-executable-missing", 2)
+    assert "install CMake" in got.advice
+
+
+@pytest.mark.parametrize("log", [
+    # Rust's find_cuda_helper: tmrlvi/kaspa-miner#44 (no toolkit; installing it fixed the build), risc0/risc0#1022
+    # (a toolkit under /usr that the helper does not search)
+    "  thread 'main' panicked at 'Could not find a cuda installation', C:\\Users\\k\\.cargo\\registry\\src\\"
+    "find_cuda_helper-0.2.0\\src\\lib.rs:12:13",
+    "  thread 'main' panicked at /home/cj/.cargo/registry/src/find_cuda_helper-0.2.0/src/lib.rs:12:13:\n"
+    "  Could not find a cuda installation",
+    # vcpkg's cuda port: microsoft/vcpkg#37914, microsoft/vcpkg#42310
+    "-- Executing NVCC-NOTFOUND --version resulted in error: 1\n"
+    "CMake Error at ports/cuda/vcpkg_find_cuda.cmake:69 (message):\n"
+    "  Could not find CUDA.  Before continuing, please download and install CUDA",
+])
+def test_a_cuda_build_without_the_cuda_toolkit(log: str) -> None:
+    got = run(log)
+    assert (got.category, got.signature) == ("toolchain_missing", "cuda-home-demanded"), got
+    assert "install the CUDA toolkit" in got.advice
+
+
+def test_the_cuda_driver_apis_name_for_no_kernel_image() -> None:
+    # CUresult CUDA_ERROR_NO_BINARY_FOR_GPU (209) is the driver API's "no kernel image is available", the
+    # family of the runtime's wording (bitsandbytes-foundation/bitsandbytes#582, ROCm/rocm-examples#225)
+    read_as("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU", "arch_mismatch", "hip-invalid-device-function")
