@@ -2502,3 +2502,13 @@ def test_the_cuda_driver_apis_name_for_no_kernel_image() -> None:
     # CUresult CUDA_ERROR_NO_BINARY_FOR_GPU (209) is the driver API's "no kernel image is available", the
     # family of the runtime's wording (bitsandbytes-foundation/bitsandbytes#582, ROCm/rocm-examples#225)
     read_as("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU", "arch_mismatch", "hip-invalid-device-function")
+
+
+def test_therocks_family_check_beside_its_target_check() -> None:
+    # cmake/therock_amdgpu_targets.cmake rejects an unknown family as it rejects an unknown target (the target
+    # check's example above; ROCm/TheRock#1992 asks for exactly this message when a target is given as a family)
+    got = read_as("CMake Error at cmake/therock_amdgpu_targets.cmake:294 (message):\n"
+                  "  THEROCK_AMDGPU_FAMILIES value 'gfx1153' unknown.  Available:", "unsupported_arch",
+                  "library-unsupported-gpu-target", 2)
+    assert got.fields["arch"] == "gfx1153"
+    assert run("-- THEROCK_AMDGPU_FAMILIES = gfx110X-dgpu").category == "unknown"
