@@ -1771,13 +1771,15 @@ def test_a_cpp_symbol_of_another_librarys_scope_missing_at_load_is_version_skew(
 
 
 @pytest.mark.parametrize("line", [
-    "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1032",
+    "rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1036",
     "rocBLAS error: Cannot read /venv/lib/python3.11/site-packages/torch/lib/rocblas/library/TensileLibrary.dat: No "
     "such file or directory",
 ])
 def test_rocblas_without_a_tensile_library_for_the_gpu_is_a_tie_in_either_releases_wording(line: str) -> None:
     # the same event, printed with the arch by newer rocBLAS and without it by older: threads split between a
-    # build without the arch (b43 002, b46 006) and an arch the library does not support (b67 005-007, b72 013)
+    # build without the arch (b43 002, b46 006) and an arch the library does not support (b67 006-007); where the
+    # printed arch decides (RDNA4, the APUs, the override siblings) the tests below read it, but gfx1036 (an RDNA2
+    # iGPU: unsupported in b09's thread, enumerated ahead of the discrete GPU in b54's) and no arch stay a tie
     got = run(line)
     assert (got.category, got.confidence) == ("unknown", "low")
     assert {r.category for r in got.runners_up} >= {"arch_mismatch", "unsupported_arch"}
@@ -2536,3 +2538,31 @@ def test_therocks_family_check_beside_its_target_check() -> None:
                   "library-unsupported-gpu-target", 2)
     assert got.fields["arch"] == "gfx1153"
     assert run("  THEROCK_DIST_AMDGPU_FAMILIES value 'gfx9999-all' unknown. Available:").fields["arch"] == "gfx9999-all"
+
+
+# ------------------------------------------------------------------ rocBLAS's missing Tensile library: the arch decides
+
+
+@pytest.mark.parametrize(("line", "category", "signature"), [
+    # RDNA4 before the ROCm that added it, and an APU rocBLAS never targets: ROCm/AMDMIGraphX#3517, githubcto/
+    # FramePack-ZLUDA#4 and CS1o/Stable-Diffusion-Info#33 (the Windows HIP SDK 6.2's path, with its spaces),
+    # ROCm/rocBLAS#1398 (gfx90c)
+    ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : "
+     "gfx1201", "unsupported_arch", "rocblas-no-library-for-unsupported-gpu"),
+    ("rocBLAS error: Cannot read C:\\Program Files\\AMD\\ROCm\\6.2\\bin/rocblas/library/TensileLibrary.dat: No such "
+     "file or directory for GPU arch : gfx1201", "unsupported_arch", "rocblas-no-library-for-unsupported-gpu"),
+    ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx90c",
+     "unsupported_arch", "rocblas-no-library-for-unsupported-gpu"),
+    # an unlisted sibling that HSA_OVERRIDE_GFX_VERSION runs: leejet/stable-diffusion.cpp#160 (gfx1031),
+    # mozilla-ai/llamafile#208 and ollama/ollama#2823 (gfx1032), ROCm/legacy-rocm-build#5452 (gfx1103)
+    ("rocBLAS error: Cannot read C:\\Program Files\\AMD\\ROCm\\5.7\\bin\\/rocblas/library/TensileLibrary.dat: No "
+     "such file or directory for GPU arch : gfx1031", "arch_mismatch", "rocblas-no-library-for-override-sibling"),
+    ("rocBLAS error: Cannot read /opt/rocm/lib/rocblas/library/TensileLibrary.dat: Illegal seek for GPU arch : gfx1103",
+     "arch_mismatch", "rocblas-no-library-for-override-sibling"),
+])
+def test_rocblas_missing_tensile_library_is_decided_by_the_arch(line: str, category: str, signature: str) -> None:
+    got = read_as(line, category, signature)
+    assert got.fields["arch"] == line.rsplit(" ", 1)[-1]
+    if category == "arch_mismatch":
+        assert "HSA_OVERRIDE_GFX_VERSION" in got.advice
+
