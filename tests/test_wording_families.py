@@ -2591,3 +2591,73 @@ def test_rocblas_arch_lists_take_whole_names_only(arch: str) -> None:
     got = run(_ROCBLAS.format(path=_LINUX, why="Illegal seek", arch=arch))
     assert got.signature not in {"rocblas-no-library-for-rdna4", "rocblas-no-library-for-apu",
                                  "rocblas-no-library-for-override-sibling"}, got
+
+
+# ------------------------------------------------------------- round 17 probes (MSVC, MSBuild, CMake VS generator)
+
+
+@pytest.mark.parametrize(("line", "signature", "header"), [
+    # MSVC's C1083 beside GCC's and clang's wording: Jimver/cuda-toolkit#109 (nvcc on a Windows runner),
+    # NVlabs/tiny-cuda-nn#359 and msracver/FCIS#72 show the zh-CN toolset's "无法打开包括文件: “...”"
+    ("C:\\src\\x.cu(3): fatal error C1083: Cannot open include file: 'cuda_runtime.h': No such file or directory",
+     "cuda-toolkit-header-missing", "cuda_runtime.h"),
+    ("C:\\x\\crt/host_config.h(231): fatal error C1083: 无法打开包括文件: “cublas_v2.h”: No such file or directory",
+     "cuda-toolkit-header-missing", "cublas_v2.h"),
+    ("src\\m.c(1): fatal error C1083: Cannot open include file: 'Python.h': No such file or directory",
+     "host-sdk-header-missing", "Python.h"),
+])
+def test_msvc_cannot_open_include_reads_as_gcc_and_clang_do(line: str, signature: str, header: str) -> None:
+    got = read_as(line, "toolchain_missing", signature, 1)
+    assert got.fields["header"] == header
+
+
+@pytest.mark.parametrize("line", [
+    "C:\\src\\x.cpp(3): fatal error C1083: Cannot open include file: 'my_cuda_runtime.h': No such file or directory",
+    "C:\\src\\x.cpp(3): fatal error C1083: Cannot open include file: 'crtdefs.h': No such file or directory",
+])
+def test_msvc_cannot_open_include_names_the_header_exactly(line: str) -> None:
+    assert run(line).signature not in {"cuda-toolkit-header-missing", "host-sdk-header-missing"}
+
+
+@pytest.mark.parametrize(("line", "symbol"), [
+    # link.exe's LNK2019/LNK2001 beside ld's "undefined reference": opencv/opencv#14237 (cuInit & co. until
+    # cuda.lib was linked), flann-lib/flann#48 (cudaLaunch & co. from a CUDA static library)
+    ("foo.obj : error LNK2019: unresolved external symbol cuInit referenced in function cv_cuda_init", "cuInit"),
+    ("opencv_world.lib(x.obj) : error LNK2001: unresolved external symbol __imp_cublasCreate_v2", "cublasCreate_v2"),
+    ("x.obj : error LNK2019: 无法解析的外部符号 hipMalloc，函数 main 中引用了该符号", "hipMalloc"),
+])
+def test_msvc_unresolved_externals_of_gpu_libraries_are_a_missing_library(line: str, symbol: str) -> None:
+    assert read_as(line, "missing_library", "undefined-reference-rocm-runtime", 1).fields["symbol"] == symbol
+
+
+@pytest.mark.parametrize("line", [
+    # nvcc's relocatable-device-code registration (a device-link step the project skipped), a C++ name, a
+    # project's own function that only starts like a CUDA API
+    "a.obj : error LNK2019: unresolved external symbol __cudaRegisterLinkedBinary_39_tmpxft_0000 referenced in",
+    'a.obj : error LNK2019: unresolved external symbol "void __cdecl cudaFoo(void)" (?cudaFoo@@YAXXZ) referenced in',
+    "foo.obj : error LNK2019: unresolved external symbol cuda_helper_init referenced in function main",
+])
+def test_msvc_unresolved_externals_that_are_no_gpu_library(line: str) -> None:
+    assert run(line).signature != "undefined-reference-rocm-runtime"
+
+
+def test_cmake_visual_studio_generator_without_cudas_integration() -> None:
+    # CMakeDetermineCompilerId.cmake's FATAL_ERROR: ggml-org/llama.cpp#9144, wang-xinyu/tensorrtx#768 (fixed by
+    # copying the MSBuildExtensions), NVlabs/instant-ngp#108, ollama/ollama#2040 (CI without the integration)
+    got = read_as("CMake Error at C:/Program Files/CMake/share/cmake-3.27/Modules/CMakeDetermineCompilerId.cmake:503"
+                  " (message):\n  No CUDA toolset found.\nCall Stack (most recent call first):\n"
+                  "  CMakeLists.txt:302 (enable_language)",
+                  "toolchain_missing", "cmake-visual-studio-cuda-toolset-missing", 2)
+    assert "MSBuildExtensions" in got.advice and "Ninja" in got.advice
+    # a project's own status message that carries the words is not CMake's error
+    assert run("-- No CUDA toolset found, building without CUDA").category == "unknown"
+
+
+def test_msbuild_without_the_platform_toolset() -> None:
+    # MSBuild's MSB8020: microsoft/vcpkg#7065, GrowtopiaNoobs/GrowtopiaServer#1121 (installing the tools fixed it);
+    # a console hard-wraps the line mid-word ("er" / "ror MSB8020") in libusb/libusb#1116's paste
+    got = read_as("C:\\Program Files\\Microsoft Visual Studio\\2022\\Community\\MSBuild\\Microsoft\\VC\\v170\\"
+                  "Microsoft.CppBuild.targets(440,5): er\nror MSB8020: The build tools for Visual Studio 2013 "
+                  "(Platform Toolset = 'v120') cannot be found. To build using the v12",
+                  "toolchain_missing", "msbuild-platform-toolset-missing", 2)
+    assert got.fields["toolset"] == "v120" and "v120" in got.advice
