@@ -2661,3 +2661,34 @@ def test_msbuild_without_the_platform_toolset() -> None:
                   "(Platform Toolset = 'v120') cannot be found. To build using the v12",
                   "toolchain_missing", "msbuild-platform-toolset-missing", 2)
     assert got.fields["toolset"] == "v120" and "v120" in got.advice
+
+
+# GCC, binutils and glibc in the zh_CN locale (their po/zh_CN.po): Chinese-language build logs print
+# 致命错误 / 内部编译器错误 / 对‘…’未定义的引用 / 设备上没有空间 where the English ones say fatal error /
+# internal compiler error / undefined reference to / No space left on device (the openjdk notes' "致命错误：ft2build.h：
+# 没有那个文件或目录", a WRF guide's "对‘jpc_decode’未定义的引用", an aet-gcc dump's "请提交一份完整的错误报告", found
+# with the look-up verbs; none is a fixture of ours)
+@pytest.mark.parametrize(("log", "category", "signature"), [
+    ("/usr/include/foo.h:5:10: 致命错误：cuda_runtime.h：没有那个文件或目录\n #include <cuda_runtime.h>\n编译中断。",
+     "toolchain_missing", "cuda-toolkit-header-missing"),
+    ("x.c:1:10: 致命错误：Python.h：没有那个文件或目录", "toolchain_missing", "host-sdk-header-missing"),
+    ("k.cpp:2:10: 致命错误：rocblas/rocblas.h：没有那个文件或目录", "missing_library", "rocm-library-header-missing"),
+    ("foo.cc:(.text+0x1b)：对‘cudaMalloc’未定义的引用\ncollect2: 错误：ld 返回 1", "missing_library",
+     "undefined-reference-rocm-runtime"),
+    ("foo.cc:10:1: 内部编译器错误：段错误\n请提交一份完整的错误报告，\n如有可能请附上经预处理后的源文件。",
+     "compiler_crash", "gcc-internal-compiler-error"),
+    ("请提交一份完整的错误报告，\n如有可能请附上经预处理后的源文件。", "compiler_crash", "gcc-ice-banner"),
+    ("/usr/bin/ld: final link failed: 设备上没有空间\ncollect2: 错误：ld 返回 1", "disk_full",
+     "no-space-left-on-device"),
+])
+def test_gcc_binutils_and_glibc_in_the_zh_cn_locale(log: str, category: str, signature: str) -> None:
+    read_as(log, category, signature, 1)
+
+
+@pytest.mark.parametrize("log", [
+    # the OOM-killed ICE stays out of the crash reading in Chinese too; a project's own symbol
+    "g++: 内部编译器错误：已杀死 (program cc1plus)",
+    "foo.cc:(.text+0x1b)：对‘cuda_helper_init’未定义的引用",
+])
+def test_zh_cn_wordings_that_are_no_crash_or_gpu_library(log: str) -> None:
+    assert run(log).signature not in {"gcc-internal-compiler-error", "undefined-reference-rocm-runtime"}
