@@ -2692,3 +2692,128 @@ def test_gcc_binutils_and_glibc_in_the_zh_cn_locale(log: str, category: str, sig
 ])
 def test_zh_cn_wordings_that_are_no_crash_or_gpu_library(log: str) -> None:
     assert run(log).signature not in {"gcc-internal-compiler-error", "undefined-reference-rocm-runtime"}
+
+
+# ------------------------------------------------------------------ round 17 (b104-b109): after their first looks
+
+
+def test_lto_bytecode_of_another_gcc_is_a_stale_tree() -> None:
+    # lto1's version check: rr-debugger/rr#2884 (objects of GCC 9.2 after an upgrade to 11), wolfpld/tracy#320
+    # (GCC 11.2 objects read by 9.4, typographic quotes); a clean build fixed both
+    got = read_as("lto1: fatal error: bytecode stream in file ‘obj/release/o/debug.o’ generated with LTO version 11.2 "
+                  "instead of the expected 9.4\ncompilation terminated.",
+                  "stale_build", "lto-bytecode-from-another-gcc", 1)
+    assert (got.fields["version"], got.fields["expected"]) == ("11.2", "9.4") and "clean_build" in got.remedies
+    assert run("note: bytecode streams are versioned").category == "unknown"
+
+
+@pytest.mark.parametrize(("line", "field", "value"), [
+    # bionic's linker: termux/x11-packages#108 (a nettle soname bump), termux/termux-root-packages#33 (a symbol)
+    ('CANNOT LINK EXECUTABLE "qemu-system-i386": cannot find "libnettle.so.6" from verneed[7] in DT_NEEDED list for '
+     '"/data/data/com.termux/files/usr/bin/qemu-system-i386"', "library", "libnettle.so.6"),
+    ('CANNOT LINK EXECUTABLE "nethogs": cannot locate symbol "_Unwind_Resume" referenced by "/data/nethogs"...',
+     "symbol", "_Unwind_Resume"),
+    ('CANNOT LINK EXECUTABLE "python3": library "libpython3.12.so.1.0" not found', "library", "libpython3.12.so.1.0"),
+])
+def test_androids_linker_cannot_start_a_program(line: str, field: str, value: str) -> None:
+    got = read_as(line, "missing_runtime_library", "android-linker-cannot-link-executable", 1)
+    assert got.fields[field] == value
+
+
+def test_clangs_attach_files_banner_is_a_crash_without_the_backtrace() -> None:
+    # clang's generateCompilationDiagnostics: Homebrew/homebrew-core#170773 (the backtrace went to a .crash
+    # file), llvm/llvm-project#59923 and #136481 (clang-cl, MSBuild-prefixed lines)
+    read_as("PLEASE ATTACH THE FOLLOWING FILES TO THE BUG REPORT:\nPreprocessed source(s) and associated run script(s) "
+            "are located at:\nclang: note: diagnostic msg: /tmp/parser-455ae9.c",
+            "compiler_crash", "llvm-crash-report", 1)
+
+
+@pytest.mark.parametrize("log", [
+    # nvcc's host-compiler probe: LizardByte/Sunshine#3458 (a configured /usr/bin/cuda host compiler gone),
+    # NVlabs/DeepIM-PyTorch#7 and nicolasavru/ppf-registration-spatial-hashing#2 (gcc / g++-5 missing)
+    "  /usr/bin/cuda: No such file or directory\n\n  nvcc fatal : Failed to preprocess host compiler properties.",
+    "gcc: No such file or directory\nnvcc fatal   : Failed to preprocess host compiler properties.",
+    "nvcc fatal   : Failed to detect host compiler properties.",
+])
+def test_nvcc_without_a_usable_host_compiler(log: str) -> None:
+    assert run(log).signature == "nvcc-host-compiler-unusable"
+
+
+def test_torchvisions_unloadable_ops_are_a_torch_version_skew() -> None:
+    # torchvision/extension.py: archlinuxcn/repo#2564 (a package not rebuilt for the new torch), Xilinx/Vitis-AI#943,
+    # microsoft/scene_graph_benchmark#60 (reinstalling a matching pair fixed it; the message without "RuntimeError")
+    got = read_as("RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision "
+                  "versions are incompatible, or if you had errors while compiling torchvision", "abi_mismatch",
+                  "torchvision-custom-ops-unloadable", 1)
+    assert "torchvision" in got.advice
+    assert run("Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are "
+               "incompatible").signature == "torchvision-custom-ops-unloadable"
+
+
+@pytest.mark.parametrize("line", [
+    # Apple's clang: ccsb-scripps/AutoGrid#5 (meson), karpathy/llama2.c#49 (make), salimamoukou/acv00#7 (Cython)
+    "clang: error: unsupported option '-fopenmp'",
+    "clang++: error: unsupported option '-fopenmp'",
+])
+def test_apple_clang_without_openmp(line: str) -> None:
+    got = read_as(line, "toolchain_missing", "apple-clang-without-openmp", 1)
+    assert "libomp" in got.advice
+    assert run("clang: warning: unsupported option '-fopenmp' ignored").signature != "apple-clang-without-openmp"
+
+
+def test_the_edg_front_end_out_of_memory() -> None:
+    # cudafe++'s "catastrophic error": microsoft/onnxruntime#21676 (fewer parallel jobs fixed it),
+    # unslothai/unsloth#7091
+    got = read_as("C:\\build\\cutlass-src\\include\\cute/int_tuple.hpp(51): catastrophic error : out of memory "
+                  "[C:\\build\\onnxruntime_providers_cuda.vcxproj]",
+                  "out_of_memory", "compiler-front-end-out-of-memory", 1)
+    assert "reduce_jobs" in got.remedies
+    assert run('1 catastrophic error detected in the compilation of "kernel.cu".').category != "out_of_memory"
+
+
+@pytest.mark.parametrize("line", [
+    # git over Windows' TLS stack: nerfstudio-project/nerfstudio#1545, desktop/desktop#16107, gogs/gogs#5465
+    "fatal: unable to access 'https://github.com/NVlabs/tiny-cuda-nn/': Recv failure: Connection was reset",
+    "fatal: unable to access 'https://github.com/x/y.git/': Send failure: Connection was reset",
+])
+def test_windows_connection_was_reset_is_the_network(line: str) -> None:
+    assert run(line).category == "network"
+
+
+def test_a_cuda_error_printed_with_its_number() -> None:
+    # jetson-utils' CUDA(...) macro: "<string> (error <n>) (hex ...)": dusty-nv/jetson-inference#7 (no sm_53 in the
+    # -gencode list), the same string and number as cudaErrorInvalidDeviceFunction in ported code
+    got = read_as("[cuda]   cudaGetLastError()\n[cuda]      invalid device function (error 8) (hex 0x08)",
+                  "arch_mismatch", "hip-runtime-no-code-for-gpu", 2)
+    assert got.fields["message"] == "invalid device function"
+    assert run("invalid device function (error 81)").category != "arch_mismatch"
+
+
+def test_xcodes_metal_toolchain_component_missing() -> None:
+    # Xcode 26 ships Metal as a download: elixir-nx/emlx#127 (libmlx from source), beside xcrun's older wording
+    got = read_as("error: cannot execute tool 'metal' due to missing Metal Toolchain; use: xcodebuild "
+                  "-downloadComponent MetalToolchain", "toolchain_missing", "xcode-developer-tools-missing", 1)
+    assert got.fields["tool"] == "metal"
+
+
+@pytest.mark.parametrize(("log", "module"), [
+    # find_python_module()'s PY_<module> package: PaddlePaddle/Paddle#48225 (pip missing for the build's python3),
+    # ROS catkin's empy check (its troubleshooting notes: pip install empy)
+    ("CMake Error at /usr/share/cmake/FindPackageHandleStandardArgs.cmake:230 (message):\n"
+     "  Could NOT find PY_pip (missing: PY_PIP)", "pip"),
+    ("-- Could NOT find PY_em (missing: PY_EM)\nCMake Error at /opt/ros/noetic/share/catkin/cmake/empy.cmake:30 "
+     "(message):\n  Unable to find either executable 'empy' or Python module 'em'...  try", "em"),
+])
+def test_cmakes_python_module_check(log: str, module: str) -> None:
+    got = run(log)
+    assert (got.category, got.signature, got.fields["module"]) == (
+        "missing_python_dependency", "cmake-python-module-missing", module), got
+    # a CMake package that is no Python module stays the package reading
+    assert run("  Could NOT find Protobuf (missing: Protobuf_LIBRARIES)").signature == "cmake-could-not-find-package"
+
+
+def test_msvc_c1083_in_the_russian_toolset_without_quotes() -> None:
+    # woct0rdho/triton-windows#77: an embedded Python without include\ (Russian MSVC prints the name unquoted)
+    got = read_as("C:\\Temp\\cuda_utils.c(12): fatal error C1083: Не удается открыть файл включение: Python.h: No such "
+                  "file or directory,", "toolchain_missing", "host-sdk-header-missing", 1)
+    assert got.fields["header"] == "Python.h"
