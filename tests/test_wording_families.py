@@ -2817,3 +2817,29 @@ def test_msvc_c1083_in_the_russian_toolset_without_quotes() -> None:
     got = read_as("C:\\Temp\\cuda_utils.c(12): fatal error C1083: Не удается открыть файл включение: Python.h: No such "
                   "file or directory,", "toolchain_missing", "host-sdk-header-missing", 1)
     assert got.fields["header"] == "Python.h"
+
+
+# ------------------------------------------------------------------ round 17 (b110, b111): after their first looks
+
+
+def test_the_kernels_memory_report_with_no_swap_left() -> None:
+    # the show_mem report an OOM kill prints, pasted without its "Killed process" line: ninja-build/ninja#1340 (LLVM
+    # built at full parallelism on 8 GB); a swap that is merely unset elsewhere prints no kernel prefix
+    got = read_as("Oct  8 13:00:27 marin kernel: [49077.824581] Swap cache stats: add 12697181, delete 12696426\n"
+                  "Oct  8 13:00:27 marin kernel: [49077.824582] Free swap  = 0kB\n"
+                  "Oct  8 13:00:27 marin kernel: [49077.824583] Total swap = 8176636kB",
+                  "out_of_memory", "kernel-oom-killer", 2)
+    assert "reduce_jobs" in got.remedies
+    assert run("Free swap  = 0kB").category == "unknown"
+    assert run("Oct  8 13:00:27 marin kernel: [49077.824582] Free swap  = 1024kB").category == "unknown"
+
+
+@pytest.mark.parametrize(("line", "module"), [
+    # Meson's find_installation(modules: ...): flightlessmango/MangoHud#521 (a conda python3 without mako),
+    # microsoft/wslg#858 (mesa's generators)
+    ("meson.build:10:0: ERROR: python3 is missing modules: mako", "mako"),
+    ("meson.build:7:0: ERROR: python3 is missing modules: mako, markupsafe", "mako, markupsafe"),
+])
+def test_mesons_python_missing_modules(line: str, module: str) -> None:
+    got = read_as(line, "missing_python_dependency", "meson-python-missing-modules", 1)
+    assert got.fields["module"] == module and "python3 -m pip install" in got.advice
