@@ -2843,3 +2843,46 @@ def test_the_kernels_memory_report_with_no_swap_left() -> None:
 def test_mesons_python_missing_modules(line: str, module: str) -> None:
     got = read_as(line, "missing_python_dependency", "meson-python-missing-modules", 1)
     assert got.fields["module"] == module and "python3 -m pip install" in got.advice
+
+
+# ------------------------------------------------------------------ round 17b (b112, b113): after their first looks
+
+
+@pytest.mark.parametrize(("line", "tool"), [
+    # CPython's FileNotFoundError for a program subprocess could not spawn, as setuptools re-raises it:
+    # Docker-Hub-frolvlad/docker-alpine-python3#14 (grpcio on Alpine without gcc), and the bare exception
+    ("  error: [Errno 2] No such file or directory: 'cc': 'cc'", "cc"),
+    ("FileNotFoundError: [Errno 2] No such file or directory: 'gcc'", "gcc"),
+])
+def test_python_could_not_spawn_the_compiler(line: str, tool: str) -> None:
+    assert read_as(line, "toolchain_missing", "build-tool-not-found", 1).fields["tool"] == tool
+
+
+def test_a_missing_file_that_is_no_build_tool_is_not_read_as_one() -> None:
+    got = run("FileNotFoundError: [Errno 2] No such file or directory: 'ccache.conf'")
+    assert got.signature != "build-tool-not-found"
+    assert run("error: [Errno 2] No such file or directory: 'build/cc'").signature != "build-tool-not-found"
+
+
+@pytest.mark.parametrize("line", [
+    # cargo too old for a crate's edition: piwheels/packages#304 (watchfiles on Debian's old Rust), and the older
+    # cargo's wording for the same manifest
+    "    this version of Cargo is older than the `2021` edition, and only supports `2015` and `2018` editions.",
+    "  feature `edition2021` is required",
+])
+def test_cargo_older_than_the_crates_edition(line: str) -> None:
+    got = read_as(line, "toolchain_missing", "host-compiler-missing", 1)
+    assert got.fields["edition"] == "2021"
+
+
+def test_the_assembler_reading_a_truncated_compiler_output() -> None:
+    # gas at the end of a piped, cut-off .s: dealii/dealii#16148 (the compile was killed), rocm-arch/rocm-arch#309
+    got = read_as("[ 33%] Building CXX object source/fe/CMakeFiles/fe_values_inst5.cc.o\n{standard input}: Assembler "
+                  "messages:\n{standard input}: Error: open CFI at the end of file; missing .cfi_endproc directive",
+                  "out_of_memory", "assembler-input-truncated", 3)
+    assert got.confidence != "high" and "reduce_jobs" in got.remedies
+    # the kill itself, when pasted, is the reading; a hand-written .s with the mistake is not the compiler's output
+    assert run("{standard input}: Error: open CFI at the end of file; missing .cfi_endproc directive\n"
+               "c++: fatal error: Killed signal terminated program cc1plus"
+               ).signature == "killed-signal-terminated-program"
+    assert run("foo.s: Error: open CFI at the end of file; missing .cfi_endproc directive").category == "unknown"
