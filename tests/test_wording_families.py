@@ -2685,13 +2685,24 @@ def test_gcc_binutils_and_glibc_in_the_zh_cn_locale(log: str, category: str, sig
     read_as(log, category, signature, 1)
 
 
-@pytest.mark.parametrize("log", [
-    # the OOM-killed ICE stays out of the crash reading in Chinese too; a project's own symbol
-    "g++: 内部编译器错误：已杀死 (program cc1plus)",
-    "foo.cc:(.text+0x1b)：对‘cuda_helper_init’未定义的引用",
+@pytest.mark.parametrize("log", ["g++: 内部编译器错误：已杀死 (program cc1plus)",
+                                 "g++: 内部编译器错误：已杀死 (程序 cc1plus)"])
+def test_the_oom_killed_ice_in_chinese_is_memory(log: str) -> None:
+    read_as(log, "out_of_memory", "killed-signal-terminated-program", 1)
+
+
+@pytest.mark.parametrize(("line", "signature"), [
+    # GCC's plain error in Chinese, and zh GCC with an English glibc strerror
+    ("x.cpp:1:10: 错误：cuda_runtime.h：没有那个文件或目录", "cuda-toolkit-header-missing"),
+    ("x.c:1:10: 致命错误：Python.h: No such file or directory", "host-sdk-header-missing"),
+    ("x.c:1:10: 致命错误：omp.h：没有那个文件或目录", "compiler-openmp-header-missing"),
 ])
-def test_zh_cn_wordings_that_are_no_crash_or_gpu_library(log: str) -> None:
-    assert run(log).signature not in {"gcc-internal-compiler-error", "undefined-reference-rocm-runtime"}
+def test_zh_cn_header_lines_reach_their_patterns(line: str, signature: str) -> None:
+    assert run(line).signature == signature
+
+
+def test_a_projects_own_symbol_in_chinese_is_no_gpu_library() -> None:
+    assert run("foo.cc:(.text+0x1b)：对‘cuda_helper_init’未定义的引用").signature != "undefined-reference-rocm-runtime"
 
 
 # ------------------------------------------------------------------ round 17 (b104-b109): after their first looks
@@ -2803,6 +2814,8 @@ def test_xcodes_metal_toolchain_component_missing() -> None:
      "  Could NOT find PY_pip (missing: PY_PIP)", "pip"),
     ("-- Could NOT find PY_em (missing: PY_EM)\nCMake Error at /opt/ros/noetic/share/catkin/cmake/empy.cmake:30 "
      "(message):\n  Unable to find either executable 'empy' or Python module 'em'...  try", "em"),
+    ("CMake Error at /usr/share/cmake/FindPackageHandleStandardArgs.cmake:230 (message):\n"
+     "  Could NOT find PY_google.protobuf (missing: PY_GOOGLE.PROTOBUF)", "google.protobuf"),
 ])
 def test_cmakes_python_module_check(log: str, module: str) -> None:
     got = run(log)
@@ -2810,6 +2823,12 @@ def test_cmakes_python_module_check(log: str, module: str) -> None:
         "missing_python_dependency", "cmake-python-module-missing", module), got
     # a CMake package that is no Python module stays the package reading
     assert run("  Could NOT find Protobuf (missing: Protobuf_LIBRARIES)").signature == "cmake-could-not-find-package"
+
+
+def test_an_optional_python_module_check_does_not_stop_a_configure() -> None:
+    # CMake's status line (`-- Could NOT find ...`) is an optional check: the configure goes on
+    got = run("-- Could NOT find PY_sphinx (missing: PY_SPHINX)\n-- Documentation disabled\n-- Configuring done")
+    assert got.category == "unknown", got
 
 
 def test_msvc_c1083_in_the_russian_toolset_without_quotes() -> None:
@@ -2824,14 +2843,21 @@ def test_msvc_c1083_in_the_russian_toolset_without_quotes() -> None:
 
 def test_the_kernels_memory_report_with_no_swap_left() -> None:
     # the show_mem report an OOM kill prints, pasted without its "Killed process" line: ninja-build/ninja#1340 (LLVM
-    # built at full parallelism on 8 GB); a swap that is merely unset elsewhere prints no kernel prefix
+    # built at full parallelism on 8 GB, swap configured and used up)
     got = read_as("Oct  8 13:00:27 marin kernel: [49077.824581] Swap cache stats: add 12697181, delete 12696426\n"
                   "Oct  8 13:00:27 marin kernel: [49077.824582] Free swap  = 0kB\n"
                   "Oct  8 13:00:27 marin kernel: [49077.824583] Total swap = 8176636kB",
-                  "out_of_memory", "kernel-oom-killer", 2)
-    assert "reduce_jobs" in got.remedies
-    assert run("Free swap  = 0kB").category == "unknown"
-    assert run("Oct  8 13:00:27 marin kernel: [49077.824582] Free swap  = 1024kB").category == "unknown"
+                  "out_of_memory", "kernel-memory-report-swap-exhausted", 2)
+    assert "reduce_jobs" in got.remedies and got.confidence == "high"
+    # journalctl's prefix has no [seconds]
+    assert run("Oct  8 13:00:27 marin kernel: Free swap  = 0kB\nOct  8 13:00:27 marin kernel: Total swap = 8176636kB"
+               ).signature == "kernel-memory-report-swap-exhausted"
+    # a machine with no swap at all prints 0kB in every report (a page-allocation warning too): weak, never high
+    weak = run("host kernel: [  100.000000] Free swap  = 0kB\nhost kernel: [  100.000001] Total swap = 0kB")
+    assert weak.confidence != "high", weak
+    sig = CAT.get("kernel-memory-report-swap-exhausted")
+    assert sig.match_candidate("Free swap  = 0kB") is None  # the kernel's prefix is part of the wording
+    assert sig.match_candidate("host kernel: [ 1.0] Free swap  = 1024kB") is None
 
 
 @pytest.mark.parametrize(("line", "module"), [
@@ -2886,3 +2912,75 @@ def test_the_assembler_reading_a_truncated_compiler_output() -> None:
                "c++: fatal error: Killed signal terminated program cc1plus"
                ).signature == "killed-signal-terminated-program"
     assert run("foo.s: Error: open CFI at the end of file; missing .cfi_endproc directive").category == "unknown"
+
+
+# ------------------------------------------------------------------ round 17: the review's mends
+
+
+@pytest.mark.parametrize("line", [
+    # the compiler echoing a source line that carries a tool's words is no failure of that tool
+    '   12 |     die("nvcc fatal   : Failed to preprocess host compiler properties.");',
+    '   12 |     die("catastrophic error: out of memory");',
+    '   12 |     printf("invalid device function (error 98)");',
+    '   12 |     puts("PLEASE ATTACH THE FOLLOWING FILES TO THE BUG REPORT:");',
+    'sccache: caused by: Compiler not supported: "nvcc fatal   : Failed to preprocess host compiler properties.\\n"',
+])
+def test_tool_wordings_echoed_from_source_are_not_read(line: str) -> None:
+    got = run("src/a.cu:12:5: warning: unused result [-Wunused-result]\n" + line)
+    assert got.signature not in {"nvcc-host-compiler-unusable", "compiler-front-end-out-of-memory",
+                                 "hip-runtime-no-code-for-gpu", "llvm-crash-report"}, got
+
+
+def test_the_edg_out_of_memory_explains_a_later_error() -> None:
+    # resource exhaustion outranks what it causes (a half-written object read later)
+    got = run("/x/cute/layout.hpp(478): catastrophic error: out of memory\n"
+              "1 catastrophic error detected in the compilation of \"gemm.cu\".\n"
+              "/x/b.cpp:3:10: fatal error: cuda_runtime.h: No such file or directory")
+    assert (got.category, got.signature) == ("out_of_memory", "compiler-front-end-out-of-memory"), got
+
+
+@pytest.mark.parametrize("line", [
+    "C:\\src\\x.cpp(3): fatal error C1083: Cannot open include file: 'cuda.hpp': No such file or directory",
+    "C:\\src\\x.cpp(3): fatal error C1083: Cannot open include file: 'Python.h': Permission denied",
+])
+def test_msvc_c1083_reads_only_a_missing_listed_header(line: str) -> None:
+    assert run(line).signature not in {"cuda-toolkit-header-missing", "host-sdk-header-missing"}
+
+
+def test_apple_clang_openmp_reading_takes_versioned_drivers_but_not_other_targets() -> None:
+    assert run("clang-14: error: unsupported option '-fopenmp'").signature == "apple-clang-without-openmp"
+    assert run("clang: error: unsupported option '-fopenmp' for target 'wasm32-unknown-emscripten'"
+               ).signature != "apple-clang-without-openmp"
+
+
+def test_no_cuda_toolset_only_as_cmakes_own_line_and_not_when_configure_goes_on() -> None:
+    assert run("Warning: No CUDA toolset found.").signature != "cmake-visual-studio-cuda-toolset-missing"
+    got = run("CMake Warning at CMakeLists.txt:10 (message):\n  No CUDA toolset found.\n-- Configuring done")
+    assert got.category == "unknown", got
+
+
+def test_lto_objects_from_outside_the_tree_are_not_a_stale_tree() -> None:
+    got = run("lto1: fatal error: bytecode stream in file '/usr/lib/x86_64-linux-gnu/libfoo.a' generated with LTO "
+              "version 12.0 instead of the expected 13.1")
+    assert got.signature != "lto-bytecode-from-another-gcc"
+    assert run("lto1: fatal error: bytecode stream in file 'a.o' is corrupted").signature != \
+        "lto-bytecode-from-another-gcc"
+
+
+def test_msvc_unresolved_openmp_is_no_gpu_library() -> None:
+    # on MSVC an unresolved omp_ symbol is /openmp missing from the link, not a library to add
+    got = run("a.obj : error LNK2019: unresolved external symbol omp_get_thread_num referenced in function main")
+    assert got.signature != "undefined-reference-rocm-runtime"
+
+
+def test_a_wrapped_connection_was_reset_line_is_still_the_network() -> None:
+    assert run("Recv failure: Connection was reset").category == "network"
+
+
+def test_advice_for_the_new_wordings_says_the_specific_step() -> None:
+    metal = run("error: cannot execute tool 'metal' due to missing Metal Toolchain; use: xcodebuild "
+                "-downloadComponent MetalToolchain")
+    assert "xcodebuild -downloadComponent MetalToolchain" in metal.advice
+    tv = run("RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions "
+             "are incompatible")
+    assert "import torchvision._C" in tv.advice
