@@ -2984,3 +2984,48 @@ def test_advice_for_the_new_wordings_says_the_specific_step() -> None:
     tv = run("RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions "
              "are incompatible")
     assert "import torchvision._C" in tv.advice
+
+
+# ------------------------------------------------------------- after round 17: CMake's CUDA and HIP language modules
+
+
+def test_cmakes_hip_language_given_the_hipcc_wrapper() -> None:
+    # CMakeDetermineHIPCompiler.cmake refuses hipcc since 3.21.3 (spack/spack#26187 quotes the release note;
+    # ggml-org/llama.cpp#5966 moved to HIPCXX=clang for it)
+    got = read_as("CMake Error at /usr/share/cmake/Modules/CMakeDetermineHIPCompiler.cmake:75 (message):\n"
+                  "  CMAKE_HIP_COMPILER is set to the hipcc wrapper:\n\n   /opt/rocm/bin/hipcc\n\n"
+                  "  This is not supported.  Use Clang directly, or let CMake pick a default.",
+                  "toolchain_missing", "cmake-hip-compiler-is-hipcc", 2)
+    assert "llvm/bin/clang++" in got.advice
+    got = run("  The HIPCXX environment variable is set to the hipcc wrapper:")
+    assert got.signature == "cmake-hip-compiler-is-hipcc"
+
+
+@pytest.mark.parametrize(("line", "variable"), [
+    # the old wording and CMake 3.27's: Guangxuan-Xiao/torch-int#25 and NVIDIA/cutlass#1269 (a CUDACXX path that
+    # did not exist), the same family for HIP and for the host compiler variable
+    ("  Could not find compiler set in environment variable CUDACXX:", "CUDACXX"),
+    ("  Could not find the compiler specified in the environment variable HIPCXX:", "HIPCXX"),
+    ("  Could not find the compiler specified in the variable CMAKE_CUDA_HOST_COMPILER:",
+     "CMAKE_CUDA_HOST_COMPILER"),
+])
+def test_cmake_cannot_find_the_compiler_a_variable_names(line: str, variable: str) -> None:
+    got = read_as(line, "toolchain_missing", "cmake-language-compiler-not-found", 1)
+    assert got.fields["variable"] == variable
+
+
+@pytest.mark.parametrize("line", [
+    # CMakeCUDAFindToolkit: NVIDIA-AI-IOT/deepstream_tao_apps#65, negativo17/cuda#32 and #36 (a distribution's
+    # split CUDA layout), NVlabs/instant-ngp#104, cdcseacave/openMVS#772 (a conda CMake)
+    "  Couldn't find CUDA library root.",
+    '  Unable to find cuda_runtime.h in "/usr/local/cuda/targets/x86_64-linux/include" for _CUDA_INCLUDE_DIRS.',
+])
+def test_cmake_found_nvcc_but_not_its_toolkit(line: str) -> None:
+    got = read_as(line, "toolchain_missing", "cmake-cuda-toolkit-layout-not-found", 1)
+    assert "CUDAToolkit_ROOT" in got.advice
+    assert run("-- Couldn't find CUDA library root, trying stubs").signature != "cmake-cuda-toolkit-layout-not-found"
+
+
+def test_cmakes_hip_root_not_found() -> None:
+    read_as("CMake Error at /usr/share/cmake/Modules/CMakeDetermineHIPCompiler.cmake:210 (message):\n"
+            "  Failed to find HIP root directory.", "toolchain_missing", "rocm-root-not-found", 2)
