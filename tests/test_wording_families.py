@@ -3029,3 +3029,41 @@ def test_cmake_found_nvcc_but_not_its_toolkit(line: str) -> None:
 def test_cmakes_hip_root_not_found() -> None:
     read_as("CMake Error at /usr/share/cmake/Modules/CMakeDetermineHIPCompiler.cmake:210 (message):\n"
             "  Failed to find HIP root directory.", "toolchain_missing", "rocm-root-not-found", 2)
+
+
+# ------------------------------------------------------------------ round 18 probes (Bazel, Spack, Go, cargo)
+
+
+def test_the_go_runtime_out_of_memory_during_go_build() -> None:
+    # muesli/beehive#175, golang/go#41058, projectcalico/node#113
+    log = "# github.com/yuin/goldmark/util\nfatal error: runtime: out of memory\n\nruntime stack:\nruntime.throw(0xc5)"
+    got = read_as(log, "out_of_memory", "go-runtime-out-of-memory", 2)
+    assert "GOFLAGS=-p=1" in got.advice
+    assert run("runtime: out of memory: cannot allocate 4194304-byte block (1234 in use)").category == "out_of_memory"
+    assert run("RuntimeError: HIP out of memory. Tried to allocate 2.00 GiB").signature != "go-runtime-out-of-memory"
+
+
+def test_cargos_rustc_killed_by_sigkill_is_memory_but_a_killed_build_script_is_not() -> None:
+    # sigp/lighthouse#3636, rust-lang/rust#115216, hyperium/http#341; bbqsrc/cargo-ndk#129 (build scripts on macOS)
+    log = ("error: could not compile `lumen`\n\nCaused by:\n  process didn't exit successfully: `rustc --crate-name "
+           "lumen --edition=2018 lumen/src/main.rs --crate-type bin -C opt-level=3 -C lto=fat` (signal: 9, SIGKILL: kill)")
+    got = read_as(log, "out_of_memory", "cargo-rustc-killed", 4)
+    assert "CARGO_BUILD_JOBS" in got.advice
+    script = ("  process didn't exit successfully: `/var/folders/03/T/cargo-installAxtc9W/release/build/syn-8a34/"
+              "build-script-build` (signal: 9, SIGKILL: kill)")
+    assert run(script).signature != "cargo-rustc-killed"
+    assert run("  process didn't exit successfully: `rustc --crate-name x src/lib.rs` (exit status: 1)").category \
+        == "unknown"
+
+
+def test_the_bazel_server_dying_is_a_weak_memory_reading_that_gives_way() -> None:
+    # tensorflow/models#3647, tensorflow/tensorflow#41480, bazelbuild/bazel#3020
+    line = ("Server terminated abruptly (error code: 14, error message: 'Socket closed', log file: "
+            "'/root/.cache/bazel/_bazel_root/d4ef/server/jvm.out')")
+    got = read_as("INFO: Analyzed target //tensorflow:libtensorflow.so\n" + line, "out_of_memory",
+                  "bazel-server-terminated", 2)
+    assert "--local_ram_resources" in got.advice
+    shown = run("x.cc:3:10: fatal error: 'cuda_runtime.h' file not found\n" + line)
+    assert shown.signature != "bazel-server-terminated"
+    assert run("Server terminated abruptly (error code: 2, error message: 'Stream removed', log file: 'C:/b/"
+               "jvm.out')").category == "unknown"
