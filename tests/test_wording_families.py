@@ -3067,3 +3067,26 @@ def test_the_bazel_server_dying_is_a_weak_memory_reading_that_gives_way() -> Non
     assert shown.signature != "bazel-server-terminated"
     assert run("Server terminated abruptly (error code: 2, error message: 'Stream removed', log file: 'C:/b/"
                "jvm.out')").category == "unknown"
+
+
+@pytest.mark.parametrize(("line", "package"), [
+    # pkg.m4: flux-framework/flux-core#1756 (the -devel package), fontforge/fontforge#564
+    ("configure: error: Package requirements (liblz4) were not met:", "liblz4"),
+    ("checking for GLIB... configure: error: Package requirements (glib-2.0 >= 2.6 gio-2.0) were not met:", "glib-2.0"),
+    # pkg-config-rs, new and old: cosmic-utils/cosmic-ext-applet-external-monitor-brightness#15, glzr-io/zebar#165,
+    # pdf-rs/pdf_render#5
+    ('  called `Result::unwrap()` on an `Err` value: "\\npkg-config exited with status code 1\\n> pkg-config --libs '
+     '--cflags libudev\\n\\nThe system library `libudev` required by crate `libudev-sys` was not found.\\n"', "libudev"),
+    ("  error: could not find system library 'egl' required by the 'khronos-egl' crate", "egl"),
+])
+def test_pkg_config_without_the_development_package(line: str, package: str) -> None:
+    got = read_as(line, "toolchain_missing", "pkgconfig-module-not-found", 1)
+    assert got.fields["package"] == package
+    assert f"{package}.pc" in got.advice
+
+
+def test_pkg_configs_own_not_found_lines_alone_are_not_read() -> None:
+    # printed by optional checks too (MonetDB/MonetDB#2562: harmless probes during a configure that went on)
+    assert run("Package cfitsio was not found in the pkg-config search path.\nPerhaps you should add the directory "
+               "containing `cfitsio.pc'\nto the PKG_CONFIG_PATH environment variable\nNo package 'cfitsio' found"
+               ).category == "unknown"
