@@ -3090,3 +3090,24 @@ def test_pkg_configs_own_not_found_lines_alone_are_not_read() -> None:
     assert run("Package cfitsio was not found in the pkg-config search path.\nPerhaps you should add the directory "
                "containing `cfitsio.pc'\nto the PKG_CONFIG_PATH environment variable\nNo package 'cfitsio' found"
                ).category == "unknown"
+
+
+# ------------------------------------------------------------------ round 18 (b116, b117): after their first looks
+
+
+@pytest.mark.parametrize("line", [
+    # ispc/ispc#1385: ispc built against an assertions-enabled LLVM unpacked as llvm-6.0/
+    "ispc: /usr/local/src/llvm/llvm-6.0/lib/CodeGen/SelectionDAG/SelectionDAG.cpp:3099: unsigned int llvm::"
+    "SelectionDAG::ComputeNumSignBits(llvm::SDValue, const llvm::APInt &, unsigned int) const: Assertion `Tmp <= "
+    "VTBits && \"Failed to determine minimum sign bits\"' failed.",
+    # a release tarball's or a distribution's debug-source layout
+    "julia: /usr/src/debug/llvm/llvm-21.1.5.src/lib/CodeGen/SelectionDAG/SelectionDAGISel.cpp:4439: void f(): "
+    "Assertion `false' failed.",
+])
+def test_an_llvm_assertion_in_any_embedding_program_and_any_source_layout(line: str) -> None:
+    read_as(line, "compiler_crash", "llvm-fatal-error", 1)
+
+
+def test_an_assertion_in_a_projects_own_sources_is_not_llvms() -> None:
+    assert run("myprog: src/main.c:10: main: Assertion `x > 0' failed.").category == "unknown"
+    assert run("python: /w/llvm-cfg/src/lib/Foo.cpp:10: int f(): Assertion `false' failed.").category == "unknown"
