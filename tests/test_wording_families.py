@@ -3111,3 +3111,33 @@ def test_an_llvm_assertion_in_any_embedding_program_and_any_source_layout(line: 
 def test_an_assertion_in_a_projects_own_sources_is_not_llvms() -> None:
     assert run("myprog: src/main.c:10: main: Assertion `x > 0' failed.").category == "unknown"
     assert run("python: /w/llvm-cfg/src/lib/Foo.cpp:10: int f(): Assertion `false' failed.").category == "unknown"
+
+
+# ------------------------------------------------------------------ round 18 (b114): after its first look
+
+
+@pytest.mark.parametrize(("line", "tool"), [
+    # libmbd/libmbd#64 (nvfortran), flang-compiler/flang#175 (classic Flang's F90 front end)
+    ("NVFORTRAN-S-0000-Internal compiler error. unexpected ast type in initialization expr    3210  "
+     "(/home/u/q-e/libmbd/src/mbd_c_api.F90: 48)", "NVFORTRAN"),
+    ("F90-F-0000-Internal compiler error. print_token(): missing token       0 (forces_tmp.f90: 421)", "F90"),
+    ("PGCC-S-0000-Internal compiler error. gen_llvm_expr(): no incoming ili     0  (x.c: 12)", "PGCC"),
+])
+def test_the_pgi_line_of_compilers_internal_error(line: str, tool: str) -> None:
+    got = read_as(line, "compiler_crash", "pgi-internal-compiler-error", 1)
+    assert got.fields["tool"] == tool
+    assert tool in got.advice
+
+
+def test_a_pgi_warning_numbered_like_an_ice_is_not_one() -> None:
+    assert run("NVFORTRAN-W-0155-Constant or Parameter used as DO loop variable (x.f90: 3)").category == "unknown"
+    assert run("NVC++-W-0000-Internal compiler error. non-fatal note (x.cpp: 1)").category == "unknown"
+
+
+def test_a_script_that_cannot_find_nvcc_but_not_one_that_goes_on_without_it() -> None:
+    # cp2k/cp2k#2461: the toolchain script stops; PATH lacked the CUDA bin directory
+    got = read_as("ERROR: (./scripts/generate_arch_files.sh) Cannot find nvcc, please check if the package cuda is "
+                  "installed or in system search path", "toolchain_missing", "hip-tool-not-found", 1)
+    assert got.fields["tool"] == "nvcc"
+    assert run("WARNING: Could not find nvcc, building without CUDA").category == "unknown"
+    assert run("Could not find nvcc; skipping the CUDA kernels").category == "unknown"
