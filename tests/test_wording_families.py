@@ -3141,3 +3141,26 @@ def test_a_script_that_cannot_find_nvcc_but_not_one_that_goes_on_without_it() ->
     assert got.fields["tool"] == "nvcc"
     assert run("WARNING: Could not find nvcc, building without CUDA").category == "unknown"
     assert run("Could not find nvcc; skipping the CUDA kernels").category == "unknown"
+
+
+# ------------------------------------------------------------------ round 18 (b115): after its first look
+
+
+@pytest.mark.parametrize(("line", "header"), [
+    # inducer/pyopencl#101 (b115), fastfetch-cli/fastfetch#281, xbarin02/collatz#6, intel/compute-runtime#49,
+    # ihaque/memtestCL#12: installing the OpenCL headers (or pointing at the SDK) fixed each
+    ("build/temp.linux-x86_64-2.7/pyopencl._cffi.cpp:403:31: fatal error: CL/cl.h: No such file or directory",
+     "CL/cl.h"),
+    ("/w/cclang/common_clang.h:20:10: fatal error: 'CL/cl.h' file not found", "CL/cl.h"),
+    ("memtestCL_core.h:45:13: fatal error: CL/opencl.h: No such file or directory", "CL/opencl.h"),
+    ("src/x.cpp:2:10: fatal error: CL/cl2.hpp: No such file or directory", "CL/cl2.hpp"),
+    ("x.cpp(3): fatal error C1083: Cannot open include file: 'CL/cl.h': No such file or directory", "CL/cl.h"),
+])
+def test_the_opencl_headers_missing(line: str, header: str) -> None:
+    got = read_as(line, "toolchain_missing", "opencl-header-missing", 1)
+    assert got.fields["header"] == header
+    assert "opencl-headers" in got.advice
+
+
+def test_a_projects_own_header_under_a_cl_directory_is_not_the_sdk() -> None:
+    assert run("fatal error: mylib/CL/cl_helpers.h: No such file or directory").category == "unknown"
