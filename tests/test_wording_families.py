@@ -3164,3 +3164,26 @@ def test_the_opencl_headers_missing(line: str, header: str) -> None:
 
 def test_a_projects_own_header_under_a_cl_directory_is_not_the_sdk() -> None:
     assert run("fatal error: mylib/CL/cl_helpers.h: No such file or directory").category == "unknown"
+
+
+# ------------------------------------------------------------------ round 18 (b118, b119): after their first looks
+
+
+@pytest.mark.parametrize(("line", "header"), [
+    # NVIDIA/TransformerEngine#459 (b118), preda/gpuowl#115, EQMG/Acid#78, OpenModelica/OpenModelica#11472: GCC 7
+    ("/tmp/pip-req-build-j2/transformer_engine/common/util/cuda_driver.cpp:8:10: fatal error: filesystem: No such "
+     "file or directory", "filesystem"),
+    ("src/log.cpp:3:10: fatal error: 'format' file not found", "format"),
+    ("x.cpp(2): fatal error C1083: Cannot open include file: 'span': No such file or directory", "span"),
+])
+def test_a_newer_standard_header_than_the_compiler_has(line: str, header: str) -> None:
+    got = read_as(line, "toolchain_missing", "cxx-std-header-newer-than-compiler", 1)
+    assert got.fields["header"] == header
+    assert f"<{header}>" in got.advice
+
+
+def test_the_experimental_header_or_a_projects_own_is_not_the_standard_one() -> None:
+    assert run("fatal error: experimental/filesystem: No such file or directory").category == "unknown"
+    assert run("fatal error: myproj/filesystem: No such file or directory").category == "unknown"
+    # the old headers every C++ library has: its development package is missing (the other reading)
+    assert run("fatal error: 'cmath' file not found").signature == "cxx-std-header-missing"
