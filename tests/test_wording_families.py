@@ -3187,3 +3187,25 @@ def test_the_experimental_header_or_a_projects_own_is_not_the_standard_one() -> 
     assert run("fatal error: myproj/filesystem: No such file or directory").category == "unknown"
     # the old headers every C++ library has: its development package is missing (the other reading)
     assert run("fatal error: 'cmath' file not found").signature == "cxx-std-header-missing"
+
+
+# ------------------------------------------------------------------ round 18b (b120): after its first look
+
+
+@pytest.mark.parametrize("log", [
+    # carla-simulator/carla#8606 (b120), NVIDIA/cudf-spark-jni#1671: boostorg.jfrog.io's landing page saved as .tar.gz
+    "Length: 11534 (11K) [text/html]\nSaving to: ‘boost_1_80_0.tar.gz’\n\ngzip: stdin: not in gzip format\n"
+    "tar: Child returned status 1\ntar: Error is not recoverable: exiting now",
+    " #12 1.724 gzip: stdin: not in gzip format\n #12 1.728 /usr/bin/tar: Child returned status 1",
+    # expo/expo#26184, software-mansion/react-native-reanimated#5542 (Gradle)
+    "> Could not read /tmp/x/android/build/downloads/boost_1_76_0.tar.gz.\n   > Not in GZIP format",
+])
+def test_a_download_that_is_not_the_archive_is_gone_not_waited_for(log: str) -> None:
+    got = run(log)
+    assert (got.category, got.signature) == ("network", "download-not-an-archive")
+    assert not got.retryable
+    assert "[text/html]" in got.advice
+
+
+def test_gzips_name_in_a_configure_check_is_not_a_failed_download() -> None:
+    assert run("checking whether gzip: stdin: not in gzip format is handled... yes").category == "unknown"
