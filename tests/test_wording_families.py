@@ -8,11 +8,13 @@ line as well as the category.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from rocmbuild.diagnosis.catalogue import load_catalogue
 from rocmbuild.diagnosis.classifier import Classifier, Diagnosis, classify
+from rocmbuild.errors import CatalogueError
 from rocmbuild.process.noise import clean_line
 
 CAT = load_catalogue(user=False)
@@ -3046,7 +3048,8 @@ def test_the_go_runtime_out_of_memory_during_go_build() -> None:
 def test_cargos_rustc_killed_by_sigkill_is_memory_but_a_killed_build_script_is_not() -> None:
     # sigp/lighthouse#3636, rust-lang/rust#115216, hyperium/http#341; bbqsrc/cargo-ndk#129 (build scripts on macOS)
     log = ("error: could not compile `lumen`\n\nCaused by:\n  process didn't exit successfully: `rustc --crate-name "
-           "lumen --edition=2018 lumen/src/main.rs --crate-type bin -C opt-level=3 -C lto=fat` (signal: 9, SIGKILL: kill)")
+           "lumen --edition=2018 lumen/src/main.rs --crate-type bin -C opt-level=3 -C lto=fat` "
+           "(signal: 9, SIGKILL: kill)")
     got = read_as(log, "out_of_memory", "cargo-rustc-killed", 4)
     assert "CARGO_BUILD_JOBS" in got.advice
     script = ("  process didn't exit successfully: `/var/folders/03/T/cargo-installAxtc9W/release/build/syn-8a34/"
@@ -3076,7 +3079,8 @@ def test_the_bazel_server_dying_is_a_weak_memory_reading_that_gives_way() -> Non
     # pkg-config-rs, new and old: cosmic-utils/cosmic-ext-applet-external-monitor-brightness#15, glzr-io/zebar#165,
     # pdf-rs/pdf_render#5
     ('  called `Result::unwrap()` on an `Err` value: "\\npkg-config exited with status code 1\\n> pkg-config --libs '
-     '--cflags libudev\\n\\nThe system library `libudev` required by crate `libudev-sys` was not found.\\n"', "libudev"),
+     '--cflags libudev\\n\\nThe system library `libudev` required by crate `libudev-sys` was not found.\\n"',
+     "libudev"),
     ("  error: could not find system library 'egl' required by the 'khronos-egl' crate", "egl"),
 ])
 def test_pkg_config_without_the_development_package(line: str, package: str) -> None:
@@ -3209,3 +3213,29 @@ def test_a_download_that_is_not_the_archive_is_gone_not_waited_for(log: str) -> 
 
 def test_gzips_name_in_a_configure_check_is_not_a_failed_download() -> None:
     assert run("checking whether gzip: stdin: not in gzip format is handled... yes").category == "unknown"
+
+
+# ------------------------------------------------------------------ round 18b (b121): after its first look
+
+
+def test_an_abort_in_gdb_with_no_llvm_frame_after_it_is_no_reading() -> None:
+    # baidu-research/warp-ctc#40: warp-ctc's own runtime_error (kernels missing for the GPU), the bt cut after
+    # libstdc++'s terminate handler; an unconfirmed abort says nothing about LLVM (confirm_required)
+    cut = ("terminate called after throwing an instance of 'std::runtime_error'\n"
+           "  what():  Error: compute_ctc_loss in small_test, stat = execution failed\n(gdb) bt\n"
+           "#0  0x00007ffff6d55c37 in __GI_raise (sig=sig@entry=6) at ../nptl/sysdeps/unix/sysv/linux/raise.c:56\n"
+           "#1  0x00007ffff6d59028 in __GI_abort () at abort.c:89\n"
+           "#2  0x00007ffff7660535 in __gnu_cxx::__verbose_terminate_handler() () from /usr/lib/libstdc++.so.6")
+    assert run(cut).signature != "gdb-abort-inside-llvm"
+    assert run(cut).category == "unknown"
+    # confirmed by LLVM's frames (apache/tvm#4087), it still reads
+    confirmed = cut + "\n#3  0x00007fff1234abcd in llvm::report_fatal_error(llvm::Twine const&, bool) ()"
+    assert run(confirmed).signature == "gdb-abort-inside-llvm"
+
+
+def test_confirm_required_is_a_boolean_in_user_catalogues(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[signature]]\nid = "x"\ncategory = "network"\ndescription = "d"\npatterns = ["zz"]\n'
+                   'keywords = ["zz"]\nexamples = ["zz"]\nconfirm = ["yy"]\nconfirm_required = "yes"\n')
+    with pytest.raises(CatalogueError, match="confirm_required"):
+        load_catalogue([bad], user=False)

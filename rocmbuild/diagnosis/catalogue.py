@@ -38,7 +38,8 @@ ladder, the decisive categories, the generic ladder and the stall ladder (the
 Optional signature keys: ``retryable`` and ``remedies`` (override the
 category's), ``confirm`` + ``confirm_within`` (the match only counts as
 specific when one of these patterns matches within N following lines;
-unconfirmed it is a fallback), ``after_patterns`` + ``after_within`` (fill
+unconfirmed it is a fallback, or no reading at all with ``confirm_required = true``),
+``after_patterns`` + ``after_within`` (fill
 missing fields from the following lines, e.g. CMake's NOTFOUND variable list),
 ``dismiss`` + ``dismiss_within`` (the tool itself says the failure was harmless within
 N following lines, e.g. ``Server does not provide clone.bundle; ignoring``),
@@ -138,7 +139,7 @@ BUNDLED_NAME = "signatures.toml"
 
 _SIGNATURE_KEYS = {
     "id", "category", "description", "patterns", "exclude", "priority", "fallback", "retryable",
-    "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within",
+    "remedies", "references", "examples", "near_misses", "keywords", "confirm", "confirm_within", "confirm_required",
     "after_patterns", "after_within", "enabled", "advice", "dismiss", "dismiss_within", "alone", "wording", "host",
     "if_requested", "unless_before", "unless_line",
 }
@@ -186,6 +187,7 @@ class Signature:
     near_misses: tuple[str, ...] = ()
     confirm: tuple[Searchable, ...] = ()
     confirm_within: int = 200
+    confirm_required: bool = False   # unconfirmed, the match is no reading (not even a fallback)
     after_patterns: tuple[Searchable, ...] = ()
     after_within: int = 5
     advice: str = ""
@@ -724,6 +726,7 @@ def _parse_signature(table: object, source: str, index: int,
         near_misses=_strings(table.get("near_misses", []), source, label, "near_misses"),
         confirm=_regexes(table.get("confirm", []), source, label, "confirm", fragments),
         confirm_within=_int(table.get("confirm_within", 200), source, label, "confirm_within"),
+        confirm_required=_bool(table.get("confirm_required", False), source, label, "confirm_required"),
         after_patterns=_regexes(table.get("after_patterns", []), source, label, "after_patterns", fragments),
         after_within=_int(table.get("after_within", 5), source, label, "after_within"),
         advice=_one_line(table.get("advice", ""), source, label, "advice"),

@@ -532,8 +532,10 @@ class Classifier:
                 best[match.sig.id] = match
         # A guess from circumstance ("alone") is no answer once the log shows an error line of its own.
         visible_error = any(tier < 2 for tier in self._plain)
+        # A match whose own evidence lies in its confirmation (an abort frame is LLVM's only if LLVM's frames
+        # follow) says nothing unconfirmed: not even a fallback.
         candidates = [m for m in best.values() if not m.dismissed and not (m.sig.alone and visible_error)
-                      and self._host_fits(m)]
+                      and not (m.sig.confirm_required and not m.confirmed) and self._host_fits(m)]
         if not final:
             candidates = [m for m in candidates if not m.weak(False)]
         if not candidates:

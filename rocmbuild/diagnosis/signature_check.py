@@ -49,6 +49,8 @@ def check_signatures(catalogue: Catalogue, only: Iterable[str] | None = None) ->
     Each example must match its signature and be classified in that signature's category
     by the whole catalogue (one line alone; a higher-priority signature of another category
     that also claims it would steal the diagnosis); each near-miss must not match its signature.
+    An example of several lines (a ``confirm_required`` signature's, with its confirmation) must
+    match on its first line and be read as a whole.
     """
     wanted = set(only) if only is not None else None
     failures = []
@@ -59,10 +61,11 @@ def check_signatures(catalogue: Catalogue, only: Iterable[str] | None = None) ->
         if not sig.examples:
             failures.append(f"{where}: has no examples")
         for line in sig.examples:
-            if sig.match(line) is None:
+            lines = line.split("\n")
+            if sig.match(lines[0]) is None:
                 failures.append(f"{where}: example does not match: {line!r}")
                 continue
-            got = classify([line], catalogue=catalogue, host=sig.host)  # a host-bound reading, on its host
+            got = classify(lines, catalogue=catalogue, host=sig.host)  # a host-bound reading, on its host
             # A reading the catalogue holds exactly as strong as another comes out as an honest tie
             # (unknown, naming both): the example is still read as this signature.
             tied = got.category == "unknown" and any(c.signature == sig.id for c in got.candidates)
