@@ -3239,3 +3239,32 @@ def test_confirm_required_is_a_boolean_in_user_catalogues(tmp_path: Path) -> Non
                    'keywords = ["zz"]\nexamples = ["zz"]\nconfirm = ["yy"]\nconfirm_required = "yes"\n')
     with pytest.raises(CatalogueError, match="confirm_required"):
         load_catalogue([bad], user=False)
+
+
+# ------------------------------------------------------------------ round 18b (b122, b123): after their first looks
+
+
+@pytest.mark.parametrize("line", [
+    # facebookresearch/faiss#1524 (b123), CannyLab/tsne-cuda#54 (FAISS bundled): compute capability 7.5 unknown to it
+    "/opt/faiss/faiss/gpu/utils/DeviceDefs.cuh:24:2: error: #error Unknown __CUDA_ARCH__; please define parameters "
+    "for compute capability",
+    "src/k.cu(12): error: #error directive: \"Unsupported GPU architecture\"",
+    "x.hip:4:2: error: #error \"gfx1151 is not supported by this kernel\"",
+])
+def test_a_projects_own_error_directive_refusing_the_gpu_arch(line: str) -> None:
+    got = read_as(line, "unsupported_arch", "error-directive-gpu-arch", 1)
+    assert "CMAKE_CUDA_ARCHITECTURES" in got.advice
+
+
+@pytest.mark.parametrize("line", [
+    "x.h:5:2: error: #error Unsupported architecture",          # a CPU-arch guard: no GPU word
+    "x.h:3:2: error: #error \"This file requires C++17\"",
+    "// #if !defined(__CUDA_ARCH__) the kernel is unsupported on the host",  # no #error directive
+])
+def test_error_directives_that_name_no_gpu_arch_are_not_read(line: str) -> None:
+    assert run(line).signature != "error-directive-gpu-arch"
+
+
+def test_hips_own_wave64_guard_keeps_its_specific_reading() -> None:
+    got = run("ginkgo-hpc-hip> #error HIP is not supported on the specified GPU ARCH with wavefront size 64")
+    assert got.signature == "hip-wave64-unsupported-arch"
