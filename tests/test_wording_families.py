@@ -3081,10 +3081,20 @@ def test_the_bazel_server_dying_is_a_weak_memory_reading_that_gives_way() -> Non
                "jvm.out')").category == "unknown"
 
 
+@pytest.mark.parametrize(("log", "requirements", "package"), [
+    # pkg.m4: flux-framework/flux-core#1756 (the -devel package), fontforge/fontforge#564; pkg-config's own line names
+    # the module that failed when the requirement list holds several (the second review's case)
+    ("configure: error: Package requirements (liblz4) were not met:\n\nNo package 'liblz4' found", "liblz4", "liblz4"),
+    ("checking for GLIB... configure: error: Package requirements (glib-2.0 >= 2.6 gio-2.0 libudev) were not met:\n\n"
+     "No package 'libudev' found", "glib-2.0 >= 2.6 gio-2.0 libudev", "libudev"),
+])
+def test_pkg_m4_names_the_module_pkg_config_could_not_find(log: str, requirements: str, package: str) -> None:
+    got = read_as(log, "toolchain_missing", "pkgconfig-module-not-found", 1)
+    assert (got.fields["requirements"], got.fields["package"]) == (requirements, package)
+    assert f"the module is {package}:" in got.advice and "PKG_CONFIG_PATH" in got.advice
+
+
 @pytest.mark.parametrize(("line", "package"), [
-    # pkg.m4: flux-framework/flux-core#1756 (the -devel package), fontforge/fontforge#564
-    ("configure: error: Package requirements (liblz4) were not met:", "liblz4"),
-    ("checking for GLIB... configure: error: Package requirements (glib-2.0 >= 2.6 gio-2.0) were not met:", "glib-2.0"),
     # pkg-config-rs, new and old: cosmic-utils/cosmic-ext-applet-external-monitor-brightness#15, glzr-io/zebar#165,
     # pdf-rs/pdf_render#5
     ('  called `Result::unwrap()` on an `Err` value: "\\npkg-config exited with status code 1\\n> pkg-config --libs '
@@ -3092,10 +3102,10 @@ def test_the_bazel_server_dying_is_a_weak_memory_reading_that_gives_way() -> Non
      "libudev"),
     ("  error: could not find system library 'egl' required by the 'khronos-egl' crate", "egl"),
 ])
-def test_pkg_config_without_the_development_package(line: str, package: str) -> None:
-    got = read_as(line, "toolchain_missing", "pkgconfig-module-not-found", 1)
+def test_a_sys_crate_without_the_development_package(line: str, package: str) -> None:
+    got = read_as(line, "toolchain_missing", "pkgconfig-rs-library-not-found", 1)
     assert got.fields["package"] == package
-    assert f"satisfy {package}:" in got.advice and "PKG_CONFIG_PATH" in got.advice
+    assert f"{package}.pc" in got.advice
 
 
 @pytest.mark.parametrize("line", [
@@ -3104,15 +3114,17 @@ def test_pkg_config_without_the_development_package(line: str, package: str) -> 
     "[curl-sys 0.4.72] Couldn't find libcurl from pkgconfig (The system library `libcurl` required by crate "
     "`curl-sys` was not found.), compiling it from source...",
     "configure: WARNING: Package requirements (x) were not met",
+    # a crate's own verbose line, with no fallback words on it
+    "[openssl-sys 0.9.80] The system library `openssl` required by crate `openssl-sys` was not found.",
 ])
 def test_pkg_config_misses_a_build_goes_on_after_are_not_read(line: str) -> None:
-    assert run(line).signature != "pkgconfig-module-not-found"
+    assert run(line).signature not in ("pkgconfig-module-not-found", "pkgconfig-rs-library-not-found")
 
 
 def test_pkg_m4_with_spaces_and_a_version_too_old() -> None:
     got = read_as("configure: error: Package requirements ( glib-2.0 ) were not met:", "toolchain_missing",
                   "pkgconfig-module-not-found", 1)
-    assert got.fields["package"] == "glib-2.0"
+    assert got.fields["requirements"] == "glib-2.0"
     got = run("checking for glib-2.0 >= 2.6... configure: error: Package requirements (gtk+-3.0 >= 3.22) were not "
               "met:\n\nRequested 'gtk+-3.0 >= 3.22' but version of GTK+ is 3.18.9")
     assert got.fields["found_version"] == "3.18.9"
@@ -3316,9 +3328,37 @@ def test_an_abort_in_gdb_with_no_llvm_frame_after_it_is_no_reading() -> None:
            "#2  0x00007ffff7660535 in __gnu_cxx::__verbose_terminate_handler() () from /usr/lib/libstdc++.so.6")
     assert run(cut).signature != "gdb-abort-inside-llvm"
     assert run(cut).category == "unknown"
-    # confirmed by LLVM's frames (apache/tvm#4087), it still reads
-    confirmed = cut + "\n#3  0x00007fff1234abcd in llvm::report_fatal_error(llvm::Twine const&, bool) ()"
+    # an uncaught C++ exception aborts through the terminate handler: an LLVM thread-pool frame further down (comgr
+    # loaded in the process) does not make it LLVM's crash (the second review's case)
+    pool = cut + "\n#5  0x00007fff1234abcd in llvm::StdThreadPool::processTasks(llvm::ThreadPoolTaskGroup*) () from " \
+        "/opt/rocm/lib/libamd_comgr.so.2"
+    assert run(pool).signature != "gdb-abort-inside-llvm"
+    # LLVM's own fatal error (apache/tvm#4087): abort, then LLVM's frames, no terminate handler
+    confirmed = ("(gdb) bt\n#0  0x00007ffff6d55c37 in raise () from /lib/x86_64-linux-gnu/libc.so.6\n"
+                 "#1  0x00007ffff6d59028 in abort () from /lib/x86_64-linux-gnu/libc.so.6\n"
+                 "#2  0x00007fff1234abcd in llvm::report_fatal_error(llvm::Twine const&, bool) () from libLLVM-9.so")
     assert run(confirmed).signature == "gdb-abort-inside-llvm"
+
+
+def test_confirm_required_without_confirm_patterns_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[[signature]]\nid = "x"\ncategory = "network"\ndescription = "d"\npatterns = ["zz"]\n'
+                   'keywords = ["zz"]\nexamples = ["zz"]\nconfirm_required = true\n')
+    with pytest.raises(CatalogueError, match="needs 'confirm' patterns"):
+        load_catalogue([bad], user=False)
+
+
+def test_signatures_check_reads_a_confirm_required_example_whole_and_its_first_line_alone(tmp_path: Path) -> None:
+    from rocmbuild.diagnosis.signature_check import check_signatures
+    ok = tmp_path / "ok.toml"
+    ok.write_text('[[signature]]\nid = "zz-confirmed"\ncategory = "network"\ndescription = "d"\n'
+                  'patterns = ["^zzfail"]\nkeywords = ["zzfail"]\nconfirm = ["^yyproof"]\nconfirm_required = true\n'
+                  'examples = ["zzfail now\\nyyproof here"]\n')
+    assert check_signatures(load_catalogue([ok], user=False), only=["zz-confirmed"]) == []
+    alone = tmp_path / "alone.toml"
+    alone.write_text(ok.read_text().replace('examples = ["zzfail now\\nyyproof here"]', 'examples = ["zzfail now"]'))
+    failures = check_signatures(load_catalogue([alone], user=False), only=["zz-confirmed"])
+    assert failures and "unknown" in failures[0]
 
 
 def test_confirm_required_is_a_boolean_in_user_catalogues(tmp_path: Path) -> None:
@@ -3356,3 +3396,103 @@ def test_error_directives_that_name_no_gpu_arch_are_not_read(line: str) -> None:
 def test_hips_own_wave64_guard_keeps_its_specific_reading() -> None:
     got = run("ginkgo-hpc-hip> #error HIP is not supported on the specified GPU ARCH with wavefront size 64")
     assert got.signature == "hip-wave64-unsupported-arch"
+
+
+# ------------------------------------------------------------------ round 18: the second review's cases
+
+
+def test_a_not_gzip_line_is_a_weak_reading_that_never_stops_a_live_build() -> None:
+    # a script may try gzip and fall back to a plain tar: no live verdict, and a later specific error wins
+    live = Classifier(CAT)
+    for number, line in enumerate(["+ tar xzf boost.tar.gz", "gzip: stdin: not in gzip format",
+                                   "tar: Child returned status 1", "+ tar xf boost.tar.gz"], 1):
+        live.on_line(number, clean_line(line))
+    assert live.current() is None      # no live verdict: nothing stops the build
+    later = run("gzip: stdin: not in gzip format\n"
+                "x.cpp:3:10: fatal error: hip/hip_runtime.h: No such file or directory")
+    assert later.signature != "download-not-an-archive"
+    assert run("gzip: stdin: not in gzip format").signature == "download-not-an-archive"
+
+
+@pytest.mark.parametrize(("line", "read"), [
+    ("/usr/bin/gzip: boost_1_80_0.tar.gz: not in gzip format", True),
+    ("java.util.zip.ZipException: Not in GZIP format", True),
+    ("+ echo gzip: stdin: not in gzip format", False),
+])
+def test_the_not_an_archive_wordings_and_a_traced_echo(line: str, read: bool) -> None:
+    assert (run(line).signature == "download-not-an-archive") is read
+    if read:
+        assert "`file`" in run(line).advice
+
+
+@pytest.mark.parametrize("line", [
+    "x.hip:4:2: error: #error \"gfx1151 is not supported\"",
+    "k.cu:9:2: error: #error Unsupported sm_35",
+    "k.hip:9:2: error: #error \"Unknown HIP architecture\"",
+    "x.cu(3): fatal error C1189: #error:  Unsupported GPU architecture",
+])
+def test_the_gpu_arch_error_directive_in_each_compilers_words(line: str) -> None:
+    assert run(line).signature == "error-directive-gpu-arch"
+
+
+@pytest.mark.parametrize("line", [
+    "+ echo '#error Unknown __CUDA_ARCH__' > probe.cu",
+    "include/kern.cuh:12:#error \"Unsupported GPU architecture\"",
+    "/w/build/CMakeFiles/CMakeScratch/TryCompile-x3/src.cu(3): error: #error directive: "
+    "\"Unsupported GPU architecture\"",
+    "x.h:2:2: error: #error \"unsupported host compiler; __CUDA_ARCH__ must not be used\"",
+    "x.h:2:2: error: #error \"Unsupported platform (not Linux); GPU target code disabled\"",
+    "x.h:2:2: error: #error \"invalid value in __HIP_ARCH_HAS_WARP_SHUFFLE__ macro\"",
+])
+def test_error_directives_that_are_not_the_compiler_refusing_the_arch(line: str) -> None:
+    assert run(line).signature != "error-directive-gpu-arch"
+
+
+@pytest.mark.parametrize("line", [
+    "ERROR: Cannot find nvcc, trying hipcc instead",
+    "Error: could not find nvcc. Continuing with a CPU-only build.",
+])
+def test_a_script_that_reports_nvcc_missing_as_an_error_but_goes_on(line: str) -> None:
+    assert run(line).signature != "script-cannot-find-nvcc"
+
+
+def test_findcudatoolkits_own_nvcc_wording_after_an_error_prefix_is_cmakes() -> None:
+    got = run("CMake Error: Could not find `nvcc` executable in path specified by variable CUDAToolkit_ROOT=/x")
+    assert got.signature != "script-cannot-find-nvcc"
+    assert run("RuntimeError: Could not find nvcc; set CUDAToolkit_ROOT").signature != "script-cannot-find-nvcc"
+
+
+@pytest.mark.parametrize("line", [
+    "/tmp/tmpk2j3/conftest.c:1:10: fatal error: CL/cl.h: No such file or directory",
+    "/w/b/CMakeFiles/CMakeScratch/TryCompile-ab/src.cxx:1:10: fatal error: 'span' file not found",
+])
+def test_probe_compiles_under_a_path_are_no_failure(line: str) -> None:
+    assert run(line).category == "unknown"
+
+
+def test_every_llvm_assertion_pattern_is_bounded_on_a_crafted_line() -> None:
+    import time
+    sig = next(s for s in CAT.signatures if s.id == "llvm-fatal-error")
+    for line in ("llvm: a Assertion `x' failedx" * 140, "/llvm-6.0/lib/a:1: Assertion `" * 130 + " error"):
+        start = time.perf_counter()
+        sig.match(line)
+        assert time.perf_counter() - start < 0.05
+
+
+def test_a_projects_own_bsd_style_assertion_is_not_llvms() -> None:
+    assert run("Assertion failed: (x > 0), function main, file /w/src/main.c, line 3.").category == "unknown"
+    assert run("Assertion failed: (x), function f, file /w/llvm-19.src/lib/IR/Value.cpp, line 9.").signature \
+        == "llvm-fatal-error"
+
+
+def test_cargos_rustc_exe_on_windows_killed() -> None:
+    line = ("  process didn't exit successfully: `C:\\Users\\u\\.rustup\\toolchains\\stable\\bin\\rustc.exe "
+            "--crate-name x src\\lib.rs` (signal: 9, SIGKILL: kill)")
+    assert run(line).signature == "cargo-rustc-killed"
+
+
+def test_msvc_c1083_for_a_newer_standard_header_ends_at_its_quote() -> None:
+    assert run("x.cpp(2): fatal error C1083: Cannot open include file: 'format': No such file or directory"
+               ).signature == "cxx-std-header-newer-than-compiler"
+    assert run("x.cpp(2): fatal error C1083: Cannot open include file: 'format_helpers.h': No such file or directory"
+               ).signature != "cxx-std-header-newer-than-compiler"

@@ -741,6 +741,9 @@ def _parse_signature(table: object, source: str, index: int,
         unless_line=_field_templates(table.get("unless_line", []), source, label, fragments, patterns, "unless_line"),
         source=source,
     )
+    if sig.confirm_required and not sig.confirm:
+        raise _error(source, label, "'confirm_required' needs 'confirm' patterns",
+                     todo="add the 'confirm' regexes whose line makes the match count, or drop 'confirm_required'")
     return entry_id, sig
 
 

@@ -66,6 +66,13 @@ def check_signatures(catalogue: Catalogue, only: Iterable[str] | None = None) ->
                 failures.append(f"{where}: example does not match: {line!r}")
                 continue
             got = classify(lines, catalogue=catalogue, host=sig.host)  # a host-bound reading, on its host
+            if len(lines) > 1 and got.signature != sig.id:
+                failures.append(f"{where}: example of several lines is read as {got.signature or 'unknown'}, "
+                                f"not as this signature: {line!r}")
+                continue
+            if sig.confirm_required and classify(lines[:1], catalogue=catalogue, host=sig.host).signature == sig.id:
+                failures.append(f"{where}: example's first line alone is read as this signature although it "
+                                f"needs its confirmation: {line!r}")
             # A reading the catalogue holds exactly as strong as another comes out as an honest tie
             # (unknown, naming both): the example is still read as this signature.
             tied = got.category == "unknown" and any(c.signature == sig.id for c in got.candidates)
