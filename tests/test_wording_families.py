@@ -3496,3 +3496,10 @@ def test_msvc_c1083_for_a_newer_standard_header_ends_at_its_quote() -> None:
                ).signature == "cxx-std-header-newer-than-compiler"
     assert run("x.cpp(2): fatal error C1083: Cannot open include file: 'format_helpers.h': No such file or directory"
                ).signature != "cxx-std-header-newer-than-compiler"
+
+
+def test_a_dot_venv_under_opt_is_a_python_environment_not_an_install_prefix() -> None:
+    # the exclusion was written '/\\.venv' in a TOML literal string (a literal backslash): it never matched
+    line = ("ninja: error: '/opt/app/.venv/lib/libfoo.so', needed by 'x.so', missing and no known rule to make it")
+    assert run(line).signature != "installed-library-missing-from-build-graph"
+    assert run(line.replace("/app/.venv/lib/", "/acme/lib/")).signature == "installed-library-missing-from-build-graph"
