@@ -477,3 +477,25 @@ def test_candidates_without_the_accelerator_are_the_same() -> None:
     for sig in fast.signatures:
         for text in (*sig.examples, *sig.near_misses):
             assert [s.id for s in slow.candidates(text)] == [s.id for s in fast.candidates(text)], text
+
+
+_CHAR_CLASS = re.compile(r"\[(?:\\.|[^\]\\])*\]")
+_ESCAPED_BACKSLASH_THEN_CLASS = re.compile(r"(?<!\\)(?:\\\\)+[bBsSwWdD.(]")
+
+
+def _doubled_escapes(regex: str) -> list[str]:
+    """Spots where a regex asks for a literal backslash before a class letter (``\\\\s``): outside a character
+    class that is almost always an escape doubled by mistake in a TOML literal string ('...\\\\s...')."""
+    return _ESCAPED_BACKSLASH_THEN_CLASS.findall(_CHAR_CLASS.sub("", regex))
+
+
+def test_no_bundled_regex_has_a_doubled_escape() -> None:
+    # Two exclusions were written '\\bwarn' and '/\\.venv' in literal strings and never matched anything.
+    import tomllib
+    data = tomllib.loads((Path(__file__).parent.parent / "rocmbuild" / "signatures.toml").read_text())
+    keys = ("patterns", "exclude", "after_patterns", "confirm", "dismiss", "unless_before", "unless_line")
+    found = [(sig["id"], key, rx) for sig in data["signature"] for key in keys for rx in sig.get(key, [])
+             if _doubled_escapes(rx)]
+    assert found == []
+    assert _doubled_escapes(r"(?i)\\bwarn") and _doubled_escapes(r"/venv|/\\.venv")
+    assert not _doubled_escapes(r"[/\\][^/\\\s]+") and not _doubled_escapes(r"\bwarn|C:\\Users")
