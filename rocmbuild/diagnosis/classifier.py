@@ -5,7 +5,8 @@ catalogue (``signatures.toml`` + ``catalogue.py``) says what lines look like;
 this module decides which of several matching lines is the root cause:
 
 1. Specific beats generic: a ``fallback`` signature (or a ``confirm`` signature
-   whose confirmation never came) only wins when nothing specific matched anywhere.
+   whose confirmation never came) only wins when nothing specific matched anywhere;
+   an unconfirmed ``confirm_required`` signature is no reading at all.
 2. Resource exhaustion explains everything else: signatures with priority >= 90
    (``disk_full``, ``out_of_memory``) win wherever they are, so an OOM kill beats
    the crash text printed after it and ``No space left on device`` beats the
