@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from rocmbuild.diagnosis.catalogue import CATEGORIES, REMEDY_NAMES, load_catalogue, user_signature_dir
+from rocmbuild.diagnosis.catalogue import (
+    CATEGORIES,
+    REMEDY_NAMES,
+    bundled_path,
+    load_catalogue,
+    user_signature_dir,
+)
 from rocmbuild.diagnosis.classifier import Classifier, classify
 from rocmbuild.diagnosis.signature_check import ExampleCase, check_catalogue, check_file, example_cases
 from rocmbuild.errors import CatalogueError
@@ -492,7 +498,7 @@ def _doubled_escapes(regex: str) -> list[str]:
 def test_no_bundled_regex_has_a_doubled_escape() -> None:
     # Two exclusions were written '\\bwarn' and '/\\.venv' in literal strings and never matched anything.
     import tomllib
-    data = tomllib.loads((Path(__file__).parent.parent / "rocmbuild" / "signatures.toml").read_text())
+    data = tomllib.loads(bundled_path().read_text())
     keys = ("patterns", "exclude", "after_patterns", "confirm", "dismiss", "unless_before", "unless_line")
     found = [(sig["id"], key, rx) for sig in data["signature"] for key in keys for rx in sig.get(key, [])
              if _doubled_escapes(rx)]

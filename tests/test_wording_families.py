@@ -3167,16 +3167,6 @@ def test_llvms_assertion_in_the_bsd_and_windows_assert_wording() -> None:
             "SelectionDAG/SelectionDAG.cpp, line 3099.", "compiler_crash", "llvm-fatal-error", 1)
 
 
-def test_a_long_crafted_assertion_line_costs_milliseconds() -> None:
-    # the review's line took 155 ms on the unbounded pattern; the bounded one reads it in a few
-    import time
-    sig = next(s for s in CAT.signatures if s.id == "llvm-fatal-error")
-    line = "/llvm-6.0/lib/a:1: Assertion `" * 130 + " error"
-    start = time.perf_counter()
-    sig.match(line)
-    assert time.perf_counter() - start < 0.05
-
-
 # ------------------------------------------------------------------ round 18 (b114): after its first look
 
 
@@ -3471,6 +3461,7 @@ def test_probe_compiles_under_a_path_are_no_failure(line: str) -> None:
 
 
 def test_every_llvm_assertion_pattern_is_bounded_on_a_crafted_line() -> None:
+    # the reviews' lines took 155 and 226 ms on the unbounded patterns; the bounded ones read them in a few
     import time
     sig = next(s for s in CAT.signatures if s.id == "llvm-fatal-error")
     for line in ("llvm: a Assertion `x' failedx" * 140, "/llvm-6.0/lib/a:1: Assertion `" * 130 + " error"):
