@@ -3494,3 +3494,65 @@ def test_a_dot_venv_under_opt_is_a_python_environment_not_an_install_prefix() ->
     line = ("ninja: error: '/opt/app/.venv/lib/libfoo.so', needed by 'x.so', missing and no known rule to make it")
     assert run(line).signature != "installed-library-missing-from-build-graph"
     assert run(line.replace("/app/.venv/lib/", "/acme/lib/")).signature == "installed-library-missing-from-build-graph"
+
+
+# ------------------------------------------------------------------ round 19b (b130, b131): after their first looks
+
+
+@pytest.mark.parametrize(("line", "toolkit", "required"), [
+    # thu-ml/SageAttention#130 and amap-cvlab/ABot-World#8 (b130): the setup.py check vLLM's early releases wrote
+    ("RuntimeError: CUDA 12.4 or higher is required for compute capability 8.9.", "CUDA", "12.4"),
+    ("      RuntimeError: CUDA 12.0 or higher is required to build the package.", "CUDA", "12.0"),
+    # flash-attention's setup.py, copied by causal-conv1d and mamba
+    ("RuntimeError: FlashAttention is only supported on CUDA 11.7 and above.  Note: make sure nvcc has a "
+     "supported version by running nvcc -V.", "CUDA", "11.7"),
+    ("RuntimeError: FlashAttention-2 on ROCm requires ROCm 6.0 or higher", "ROCm", "6.0"),
+    ("AssertionError: Transformer Engine requires CUDA 12.0 or newer", "CUDA", "12.0"),
+    ("error: this build needs HIP 5.7 or later", "HIP", "5.7"),
+])
+def test_a_build_script_refusing_a_gpu_toolkit_older_than_it_needs(line: str, toolkit: str, required: str) -> None:
+    got = read_as(line, "toolchain_missing", "gpu-toolkit-older-than-required", 1)
+    assert (got.fields["toolkit"], got.fields["required"]) == (toolkit, required)
+    assert f"{toolkit} >= {required}" in got.advice and not got.retryable
+
+
+@pytest.mark.parametrize("line", [
+    '    raise RuntimeError("CUDA 12.0 or higher is required to build the package.")',  # a traceback's source line
+    "UserWarning: CUDA 12.0 or higher is recommended for this package",
+    "WARNING: RuntimeError: CUDA 12.0 or higher is required for FP8; building without it",
+    "RuntimeError: torch 2.1 or higher is required",                      # not the toolkit
+    "ERROR: Package 'flash-attn' requires a different Python: 3.8.10 not in '>=3.9'",
+    "-- CUDA 12.0 or higher is required for the FP8 kernels: skipping them",  # a configure message, no error
+    "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+])
+def test_lines_that_name_a_toolkit_version_but_are_no_refusal(line: str) -> None:
+    assert run(line).signature != "gpu-toolkit-older-than-required"
+
+
+def test_a_traceback_ending_in_the_refusal_is_read_on_its_exception_line() -> None:
+    log = ('Traceback (most recent call last):\n  File "setup.py", line 131, in <module>\n'
+           '    raise RuntimeError("CUDA 12.0 or higher is required to build the package.")\n'
+           "RuntimeError: CUDA 12.0 or higher is required to build the package.")
+    read_as(log, "toolchain_missing", "gpu-toolkit-older-than-required", 4)
+
+
+def test_the_toolkit_refusal_is_bounded_on_a_crafted_line() -> None:
+    import time
+    sig = next(s for s in CAT.signatures if s.id == "gpu-toolkit-older-than-required")
+    crafted = ("RuntimeError: " + "requires CUDA 1" * 300, "Error: " + "x" * 4000 + " required",
+               "Error:" + " CUDA 1." * 600)
+    for line in crafted:
+        start = time.perf_counter()
+        sig.match(line)
+        assert time.perf_counter() - start < 0.05
+
+
+def test_an_include_of_a_file_missing_from_the_projects_own_tree_is_no_rocm_reading() -> None:
+    # abgulati/LARS#7 (b131): a vendored llama.cpp without scripts/build-info.cmake; the same CMake line with a
+    # ROCm package's file is still read (the confirmation names it)
+    own = ("CMake Error at CMakeLists.txt:145 (include):\n  include could not find requested file:\n\n"
+           "    /app/llama-cpp-b3131/scripts/build-info.cmake\n")
+    assert run(own).category == "unknown"
+    rocm = ("CMake Error at /opt/rocm/lib/cmake/hip/hip-config.cmake:120 (include):\n"
+            "  include could not find requested file:\n\n    /opt/rocm/lib/cmake/hip/hip-targets.cmake\n")
+    read_as(rocm, "toolchain_missing", "cmake-rocm-package-file-missing", 2)
