@@ -3626,3 +3626,99 @@ def test_an_include_missing_from_a_rocm_install_is_read(requested: str, blank_li
     log = ("CMake Error at /opt/rocm/lib/cmake/hip/hip-config.cmake:120 (include):\n"
            "  include could not find requested file:\n" + "\n" * blank_lines + f"    {requested}\n")
     read_as(log, "toolchain_missing", "cmake-rocm-package-file-missing", 2)
+
+
+# ------------------------------------------------------------- round 20 (b132, b133, b137): after their first looks
+# CMake's config-mode find_package message, wrapped at its width; its first line names the package whole
+# (answers.ros.org/question/418104 was cut right after the wrapped name; Tencent/ncnn#2012 before the rest).
+_CMAKE_CONFIG_MISSING = (
+    "CMake Error at cmake/ROS2.cmake:53 (find_package):\n"
+    '  By not providing "Findevent_camera_msgs.cmake" in CMAKE_MODULE_PATH this\n'
+    "  project has asked CMake to find a package configuration file provided by\n"
+    '  "event_camera_msgs", but CMake did not find one.\n'
+)
+
+
+def test_a_config_mode_find_package_cut_after_its_wrapped_name_is_read_on_its_first_line() -> None:
+    got = read_as(_CMAKE_CONFIG_MISSING, "toolchain_missing", "cmake-package-config-missing-first-line", 2)
+    assert got.fields["package"] == "event_camera_msgs"
+    assert got.confidence == "medium"       # a fallback: the message's later lines say more
+    assert "event_camera_msgs" in got.advice
+
+
+def test_the_full_config_mode_message_is_read_by_its_later_lines() -> None:
+    full = _CMAKE_CONFIG_MISSING.replace("event_camera_msgs", "hsa-runtime64") + (
+        "\n  Could not find a package configuration file provided by \"hsa-runtime64\" with any of\n"
+        "  the following names:\n")
+    got = run(full)
+    assert (got.category, got.signature) == ("toolchain_missing", "cmake-hip-package-missing"), got
+
+
+def test_an_optional_find_package_that_the_configure_goes_past_is_no_failure() -> None:
+    # the warning form: the configure goes on past it, some lines later
+    log = ("CMake Warning at CMakeLists.txt:40 (find_package):\n"
+           '  By not providing "FindOpenEXR.cmake" in CMAKE_MODULE_PATH this project has\n'
+           '  asked CMake to find a package configuration file provided by "OpenEXR", but\n'
+           "  CMake did not find one.\n\n-- OpenEXR not found: EXR output disabled\n"
+           "-- Found ZLIB: /usr/lib/libz.so\n-- Configuring done\n-- Generating done\n")
+    assert run(log).signature != "cmake-package-config-missing-first-line"
+
+
+@pytest.mark.parametrize(("line", "header"), [
+    ("/opt/intel/oneapi/mkl/2024.1/include/oneapi/mkl/bfloat16.hpp:18:10: fatal error: 'sycl/sycl.hpp' file not found",
+     "sycl/sycl.hpp"),                                                          # CHIP-SPV/chipStar#821
+    ("ggml/src/ggml-sycl/fattn-tile.hpp:2:10: fatal error: 'sycl/ext/oneapi/work_group_static.hpp' file not found",
+     "sycl/ext/oneapi/work_group_static.hpp"),                                  # ggml-org/llama.cpp#20368
+    ("ggml/src/ggml-vulkan/ggml-vulkan.cpp:35:14: fatal error: 'spirv/unified1/spirv.hpp' file not found",
+     "spirv/unified1/spirv.hpp"),                                               # Android-Termux-LLM-Tutorial#2
+    ("src/gpu.cpp:3:10: fatal error: vulkan/vulkan.h: No such file or directory", "vulkan/vulkan.h"),
+    ("src/shaders.cpp:2:10: fatal error: shaderc/shaderc.hpp: No such file or directory", "shaderc/shaderc.hpp"),
+    ("src/ze.cpp:1:10: fatal error: level_zero/ze_api.h: No such file or directory", "level_zero/ze_api.h"),
+    ("main.cpp(4): fatal error C1083: Cannot open include file: 'CL/sycl.hpp': No such file or directory",
+     "CL/sycl.hpp"),
+])
+def test_a_gpu_sdks_header_missing_is_a_missing_sdk(line: str, header: str) -> None:
+    got = read_as(line, "toolchain_missing", "sycl-vulkan-sdk-header-missing", 1)
+    assert got.fields["header"] == header
+    assert header in got.advice
+
+
+@pytest.mark.parametrize("line", [
+    "fatal error: ggml-sycl/common.hpp: No such file or directory",            # the project's own sycl directory
+    "fatal error: 'mylib/sycl/sycl.hpp' file not found",
+    "fatal error: vulkan/my_helpers.h: No such file or directory",             # not a Vulkan SDK header
+    "warning: sycl/sycl.hpp: No such file or directory",
+    "CMakeFiles/CMakeScratch/TryCompile-x/src.cxx:1:10: fatal error: 'vulkan/vulkan.h' file not found",
+])
+def test_headers_that_are_no_gpu_sdks_are_not_read_as_one(line: str) -> None:
+    assert run(line).signature != "sycl-vulkan-sdk-header-missing"
+
+
+@pytest.mark.parametrize(("line", "option"), [
+    ("c++: error: unrecognized command line option ‘-fsycl’", "-fsycl"),     # Apress/data-parallel-CPP#3
+    ("g++: error: unrecognized command-line option '-fsycl-targets=spir64_gen'", "-fsycl-targets"),
+    ("c++: error: unrecognized command-line option ‘--offload-arch=gfx942’", "--offload-arch"),
+])
+def test_gcc_handed_an_offload_compilers_flag_names_the_flag(line: str, option: str) -> None:
+    got = read_as(line, "toolchain_missing", "gcc-given-hip-flags", 1)
+    assert got.fields["option"] == option
+    assert option in got.advice and "icpx" in got.advice and "hipcc" in got.advice
+
+
+def test_a_flag_that_only_starts_like_sycls_is_no_offload_flag() -> None:
+    assert run("g++: error: unrecognized command-line option '-fsyclx'").signature != "gcc-given-hip-flags"
+
+
+@pytest.mark.parametrize(("line", "category", "signature"), [
+    # intel/llvm#14284
+    ("llvm-foreach: Segmentation fault (core dumped)", "compiler_crash", "unable-to-execute-crashed"),
+    ("llvm-foreach: command failed with error code: 254: Segmentation fault (core dumped)", "compiler_crash",
+     "unable-to-execute-crashed"),
+    ("llvm-foreach: Killed", "out_of_memory", "unable-to-execute-killed"),
+])
+def test_dpcpps_llvm_foreach_reports_its_childs_signal(line: str, category: str, signature: str) -> None:
+    read_as(f"icpx: note: building for spir64\n{line}\nicpx: error: llvm-spirv command failed", category, signature, 2)
+
+
+def test_llvm_foreach_failing_without_a_signal_is_no_crash() -> None:
+    assert run("llvm-foreach: command failed with error code: 1").category != "compiler_crash"
