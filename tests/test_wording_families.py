@@ -3722,3 +3722,77 @@ def test_dpcpps_llvm_foreach_reports_its_childs_signal(line: str, category: str,
 
 def test_llvm_foreach_failing_without_a_signal_is_no_crash() -> None:
     assert run("llvm-foreach: command failed with error code: 1").category != "compiler_crash"
+
+
+# ------------------------------------------------- round 20 (b135, b136, b138): after the held-back pair's first look
+@pytest.mark.parametrize(("line", "code"), [
+    ("Error: connect ETIMEDOUT 54.230.45.109:443", "ETIMEDOUT"),               # mongodb-js/mongodb-prebuilt#18
+    ("Error: read ECONNRESET", "ECONNRESET"),                                  # electron/rebuild#530
+    ("│ sharp: Installation error: connect ETIMEDOUT 185.199.111.133:443", "ETIMEDOUT"),   # penxio/penx#25
+    ("gyp http fetch GET https://nodejs.org/download/release/v16.20.0/node-v16.20.0-headers.tar.gz attempt 1 failed "
+     "with ETIMEDOUT", "ETIMEDOUT"),                                           # elunez/eladmin#859
+    ("[FAILED] Error: request to https://www.electronjs.org/headers/v26.2.1/node-v26.2.1-headers.tar.gz failed, "
+     "reason: write EPROTO A42E0000:error:0A000152:SSL routines", "EPROTO"),   # electron/electron#39953
+    ("npm ERR! network request to https://registry.npmjs.org/sharp failed, reason: getaddrinfo ENOTFOUND "
+     "registry.npmjs.org", "ENOTFOUND"),
+])
+def test_nodes_socket_errors_are_the_network(line: str, code: str) -> None:
+    got = run(line)
+    assert (got.category, got.signature) == ("network", "connection-failed"), got
+    assert got.fields["node_code"] == code
+
+
+@pytest.mark.parametrize("line", [
+    "Error: connect ECONNREFUSED 127.0.0.1:6379",                  # a local service: no download
+    "Error: connect ECONNREFUSED ::1:5432",
+    "src/uv/unix/core.c:412:10: error: 'ETIMEDOUT' undeclared (first use in this function)",   # a compile error
+    "error: expected ';' after 'connect ETIMEDOUTx'",
+])
+def test_node_error_codes_that_are_no_download_failure(line: str) -> None:
+    assert run(line).signature != "connection-failed"
+
+
+@pytest.mark.parametrize(("line", "tool"), [
+    ("gyp ERR! stack Error: not found: make", "make"),                         # WiseLibs/better-sqlite3#504
+    ('gyp ERR! stack Error: Can\'t find Python executable "python", you can set the PYTHON env variable.',
+     "python"),                                                                # discord/erlpack#18
+    ('gyp ERR! stack Error: Can\'t find Python executable "python2.7", you can set the PYTHON env variable.',
+     "python2.7"),
+])
+def test_node_gyp_without_a_build_tool(line: str, tool: str) -> None:
+    got = read_as(line, "toolchain_missing", "build-tool-not-found", 1)
+    assert got.fields["tool"] == tool
+
+
+def test_which_not_finding_a_file_that_is_no_build_tool() -> None:
+    assert run("Error: not found: libfoo.so in cache").signature != "build-tool-not-found"
+
+
+@pytest.mark.parametrize(("line", "expected", "found"), [
+    ("Error: this tch version expects PyTorch 2.0.0, got 2.0.1", "2.0.0", "2.0.1"),   # LaurentMazare/tch-rs#742
+    ("Error: this tch version expects PyTorch 2.7.0, got 2.2.2, this check can be bypassed by setting the "
+     "LIBTORCH_BYPASS_VERSION_CHECK environment variable", "2.7.0", "2.2.2"),          # LaurentMazare/tch-rs#949
+])
+def test_the_tch_crate_refusing_its_libtorch_is_an_abi_mismatch(line: str, expected: str, found: str) -> None:
+    got = read_as(line, "abi_mismatch", "tch-libtorch-version-pinned", 1)
+    assert (got.fields["expected"], got.fields["found"]) == (expected, found)
+    assert expected in got.advice and found in got.advice
+
+
+def test_bazels_checksum_mismatch_is_a_download_integrity_failure_refetched_once() -> None:
+    # pytorch/xla#4535, tensorflow/addons#2802: a pinned GitHub archive whose tarball changed
+    log = ("WARNING: Download from https://github.com/tensorflow/tensorflow/archive/refs/tags/v2.11.0.tar.gz failed: "
+           "class com.google.devtools.build.lib.bazel.repository.downloader.UnrecoverableHttpException Checksum was "
+           "80685bf2fd46edc5c6f47b61ec9d747f2b17dec6a8c304eeeb196f8d4bda68a5 but wanted "
+           "99c732b92b1b37fc243a559e02f9aef5671771e272758aa4aec7f34dc92dac48")
+    got = read_as(log, "network", "download-integrity", 1)
+    assert got.fields["got"].startswith("80685bf2") and got.fields["wanted"].startswith("99c732b9")
+    assert got.remedies == ("refetch_download",)
+
+
+def test_a_checksum_sentence_without_hashes_is_not_bazels() -> None:
+    assert run("error: Checksum was wrong but wanted to continue").signature != "download-integrity"
+
+
+def test_an_ipv6_address_ending_in_1_is_no_loopback() -> None:
+    assert run("Error: connect ETIMEDOUT fe80::1:443").signature == "connection-failed"
