@@ -3796,3 +3796,60 @@ def test_a_checksum_sentence_without_hashes_is_not_bazels() -> None:
 
 def test_an_ipv6_address_ending_in_1_is_no_loopback() -> None:
     assert run("Error: connect ETIMEDOUT fe80::1:443").signature == "connection-failed"
+
+
+# --------------------------------------------------- round 20b (b139, b140): after the held-back pair's first look
+@pytest.mark.parametrize("line", [
+    "        Caused by: Cargo metadata failed. Do you have cargo in your PATH?",       # langflow-ai/langflow#7739
+    "         Cargo, the Rust package manager, is not installed or is not on PATH.",  # morphik-org/morphik-core#125
+])
+def test_maturin_without_cargo_is_a_missing_host_toolchain(line: str) -> None:
+    got = read_as(line, "toolchain_missing", "host-compiler-missing", 1)
+    assert got.fields["tool"].lower() == "cargo"
+
+
+def test_a_cargo_warning_that_retries_is_no_missing_toolchain() -> None:
+    assert run("warning: cargo metadata failed to read the lock file, retrying").signature != "host-compiler-missing"
+
+
+@pytest.mark.parametrize(("line", "library"), [
+    ("System.DllNotFoundException: Unable to load shared library 'tensorflow' or one of its dependencies. In order "
+     "to help diagnose loading problems, consider setting the LD_DEBUG environment variable: libtensorflow: cannot "
+     "open shared object file: No such file or directory", "tensorflow"),       # SciSharp/TensorFlow.NET#609
+    ("Unexpected exception: Unable to load shared library 'lib_lightgbm' or one of its dependencies. In order to help "
+     "diagnose loading problems, consider setting the DYLD_PRINT_LIBRARIES environment variable: dlopen(liblib_lightg"
+     "bm, 1): image not found", "lib_lightgbm"),                                 # dotnet/machinelearning#1282
+    ("Unhandled exception. System.DllNotFoundException: Unable to load DLL 'onnxruntime' or one of its dependencies: "
+     "The specified module could not be found. (0x8007007E)", "onnxruntime"),
+])
+def test_the_dotnet_runtime_not_loading_a_native_library(line: str, library: str) -> None:
+    got = read_as(line, "missing_runtime_library", "dotnet-native-library-not-loaded", 1)
+    assert got.fields["library"] == library and library in got.advice
+
+
+def test_a_missing_entry_point_is_no_missing_library() -> None:
+    # TensorFlow.NET against a newer tensorflow.dll: the library loaded, a function is gone (an ABI skew)
+    line = "System.EntryPointNotFoundException: Unable to find an entry point named 'TF_StringEncodedSize' in DLL 'x'."
+    assert run(line).signature != "dotnet-native-library-not-loaded"
+
+
+@pytest.mark.parametrize(("log", "symbol"), [
+    ("dyld: lazy symbol binding failed: Symbol not found: __ZN3c104impl23ExcludeDispatchKeyGuardC1ENS_11DispatchKeyE\n"
+     "  Referenced from: /Users/u/.djl.ai/pytorch/1.7.0-cpu-osx-x86_64/0.8.0-cpu-libdjl_torch.dylib\n"
+     "  Expected in: /Users/u/.djl.ai/pytorch/1.7.0-cpu-osx-x86_64/libc10.dylib",
+     "_ZN3c104impl23ExcludeDispatchKeyGuardC1ENS_11DispatchKeyE"),              # deepjavalibrary/djl#332
+    ("dyld[4123]: Symbol not found: __ZN2cv3Mat10deallocateEv", "_ZN2cv3Mat10deallocateEv"),
+    ("ImportError: dlopen(/x/_C.cpython-311-darwin.so, 0x0002): symbol not found in flat namespace "
+     "'__ZN3c1015SmallVectorBaseIjE8grow_podEPKvmm'", "_ZN3c1015SmallVectorBaseIjE8grow_podEPKvmm"),
+])
+def test_macos_loader_missing_a_cpp_symbol_is_an_abi_mismatch(log: str, symbol: str) -> None:
+    got = read_as(log, "abi_mismatch", "dyld-cpp-symbol-not-found", 1)
+    assert got.fields["symbol"] == symbol
+
+
+@pytest.mark.parametrize("line", [
+    "dyld: lazy symbol binding failed: Symbol not found: _cblas_sgemm",           # a C function: a library missing
+    "ImportError: dlopen(x.so, 2): symbol not found in flat namespace '_PyCMethod_New'",
+])
+def test_macos_loader_missing_a_c_symbol_is_not_read_as_cpp_abi(line: str) -> None:
+    assert run(line).signature != "dyld-cpp-symbol-not-found"
