@@ -3646,6 +3646,24 @@ def test_a_config_mode_find_package_cut_after_its_wrapped_name_is_read_on_its_fi
     assert "event_camera_msgs" in got.advice
 
 
+def test_a_long_package_name_wraps_cmake_module_path_off_the_first_line() -> None:
+    log = ("CMake Error at CMakeLists.txt:20 (find_package):\n"
+           '  By not providing "Findrosidl_typesupport_introspection_cpp.cmake" in\n'
+           "  CMAKE_MODULE_PATH this project has asked CMake to find a package\n")
+    got = read_as(log, "toolchain_missing", "cmake-package-config-missing-first-line", 2)
+    assert got.fields["package"] == "rosidl_typesupport_introspection_cpp"
+
+
+def test_an_optional_package_is_not_blamed_when_the_configure_fails_for_another_reason() -> None:
+    log = ("CMake Warning at CMakeLists.txt:40 (find_package):\n"
+           '  By not providing "Findevent_camera_msgs.cmake" in CMAKE_MODULE_PATH this\n'
+           "  project has asked CMake to find a package configuration file provided by\n"
+           '  "event_camera_msgs", but CMake did not find one.\n\n'
+           "CMake Error at CMakeLists.txt:90 (message):\n  Frobnicator requires C++20\n\n"
+           "-- Configuring incomplete, errors occurred!\n")
+    assert run(log).signature != "cmake-package-config-missing-first-line"
+
+
 def test_the_full_config_mode_message_is_read_by_its_later_lines() -> None:
     full = _CMAKE_CONFIG_MISSING.replace("event_camera_msgs", "hsa-runtime64") + (
         "\n  Could not find a package configuration file provided by \"hsa-runtime64\" with any of\n"
@@ -3674,6 +3692,11 @@ def test_an_optional_find_package_that_the_configure_goes_past_is_no_failure() -
     ("src/gpu.cpp:3:10: fatal error: vulkan/vulkan.h: No such file or directory", "vulkan/vulkan.h"),
     ("src/shaders.cpp:2:10: fatal error: shaderc/shaderc.hpp: No such file or directory", "shaderc/shaderc.hpp"),
     ("src/ze.cpp:1:10: fatal error: level_zero/ze_api.h: No such file or directory", "level_zero/ze_api.h"),
+    ("tracer.cpp:3:10: fatal error: level_zero/layers/zel_tracing_api.h: No such file or directory",
+     "level_zero/layers/zel_tracing_api.h"),
+    ("kernels.cpp:1:10: fatal error: 'sycl/detail/core.hpp' file not found", "sycl/detail/core.hpp"),
+    ("gpu.cpp:2:10: fatal error: vulkan/vulkan.hpp: No such file or directory", "vulkan/vulkan.hpp"),
+    ("gpu.cpp:2:10: fatal error: vulkan/vk_platform.h: No such file or directory", "vulkan/vk_platform.h"),
     ("main.cpp(4): fatal error C1083: Cannot open include file: 'CL/sycl.hpp': No such file or directory",
      "CL/sycl.hpp"),
 ])
@@ -3683,10 +3706,20 @@ def test_a_gpu_sdks_header_missing_is_a_missing_sdk(line: str, header: str) -> N
     assert header in got.advice
 
 
+def test_the_old_sycl_header_gets_the_porting_advice() -> None:
+    got = run("main.cpp:1:10: fatal error: 'CL/sycl.hpp' file not found")
+    assert got.signature == "sycl-vulkan-sdk-header-missing" and "sycl/sycl.hpp" in got.advice
+
+
 @pytest.mark.parametrize("line", [
     "fatal error: ggml-sycl/common.hpp: No such file or directory",            # the project's own sycl directory
     "fatal error: 'mylib/sycl/sycl.hpp' file not found",
     "fatal error: vulkan/my_helpers.h: No such file or directory",             # not a Vulkan SDK header
+    "fatal error: vulkan/vulkan_context.h: No such file or directory",         # a project's own vulkan/ directory
+    "fatal error: 'vulkan/vulkan_utils.hpp' file not found",
+    "fatal error: vulkan/vk_mem_alloc.h: No such file or directory",           # VMA: vendored, not the SDK
+    "meson-private/tmpabcd/testfile.c:1:10: fatal error: vulkan/vulkan.h: No such file or directory",   # a probe
+    "conftest.c:12:10: fatal error: sycl/sycl.hpp: No such file or directory",                          # autoconf's
     "warning: sycl/sycl.hpp: No such file or directory",
     "CMakeFiles/CMakeScratch/TryCompile-x/src.cxx:1:10: fatal error: 'vulkan/vulkan.h' file not found",
 ])
@@ -3697,6 +3730,7 @@ def test_headers_that_are_no_gpu_sdks_are_not_read_as_one(line: str) -> None:
 @pytest.mark.parametrize(("line", "option"), [
     ("c++: error: unrecognized command line option ‘-fsycl’", "-fsycl"),     # Apress/data-parallel-CPP#3
     ("g++: error: unrecognized command-line option '-fsycl-targets=spir64_gen'", "-fsycl-targets"),
+    ("g++: error: unrecognized command-line option ‘-fsycl-device-code-split=per_kernel’", "-fsycl-device-code-split"),
     ("c++: error: unrecognized command-line option ‘--offload-arch=gfx942’", "--offload-arch"),
 ])
 def test_gcc_handed_an_offload_compilers_flag_names_the_flag(line: str, option: str) -> None:
@@ -3715,6 +3749,11 @@ def test_a_flag_that_only_starts_like_sycls_is_no_offload_flag() -> None:
     ("llvm-foreach: command failed with error code: 254: Segmentation fault (core dumped)", "compiler_crash",
      "unable-to-execute-crashed"),
     ("llvm-foreach: Killed", "out_of_memory", "unable-to-execute-killed"),
+    ("llvm-foreach: Aborted (core dumped)", "compiler_crash", "unable-to-execute-crashed"),
+    ("llvm-foreach: Illegal instruction (core dumped)", "compiler_crash", "unable-to-execute-crashed"),
+    ("llvm-foreach: command failed with error code: -6: Aborted (core dumped)", "compiler_crash",
+     "unable-to-execute-crashed"),
+    ("llvm-foreach: command failed with error code: 137: Killed", "out_of_memory", "unable-to-execute-killed"),
 ])
 def test_dpcpps_llvm_foreach_reports_its_childs_signal(line: str, category: str, signature: str) -> None:
     read_as(f"icpx: note: building for spir64\n{line}\nicpx: error: llvm-spirv command failed", category, signature, 2)
@@ -3729,10 +3768,12 @@ def test_llvm_foreach_failing_without_a_signal_is_no_crash() -> None:
     ("Error: connect ETIMEDOUT 54.230.45.109:443", "ETIMEDOUT"),               # mongodb-js/mongodb-prebuilt#18
     ("Error: read ECONNRESET", "ECONNRESET"),                                  # electron/rebuild#530
     ("│ sharp: Installation error: connect ETIMEDOUT 185.199.111.133:443", "ETIMEDOUT"),   # penxio/penx#25
-    ("gyp http fetch GET https://nodejs.org/download/release/v16.20.0/node-v16.20.0-headers.tar.gz attempt 1 failed "
-     "with ETIMEDOUT", "ETIMEDOUT"),                                           # elunez/eladmin#859
-    ("[FAILED] Error: request to https://www.electronjs.org/headers/v26.2.1/node-v26.2.1-headers.tar.gz failed, "
-     "reason: write EPROTO A42E0000:error:0A000152:SSL routines", "EPROTO"),   # electron/electron#39953
+    ("gyp ERR! stack FetchError: request to https://nodejs.org/download/release/v16.20.0/node-v16.20.0-headers.tar.gz"
+     " failed, reason: connect ETIMEDOUT 104.20.22.46:443", "ETIMEDOUT"),        # elunez/eladmin#859
+    ("npm ERR! network request to https://registry.npmjs.org/sharp failed, reason: socket hang up", "socket hang up"),
+    ("Error: ESOCKETTIMEDOUT", "ESOCKETTIMEDOUT"),
+    ("Error: connect ECONNREFUSED 151.101.1.194:443", "ECONNREFUSED"),          # a registry's address
+    ("Error: getaddrinfo EAI_AGAIN registry.npmjs.org", "EAI_AGAIN"),
     ("npm ERR! network request to https://registry.npmjs.org/sharp failed, reason: getaddrinfo ENOTFOUND "
      "registry.npmjs.org", "ENOTFOUND"),
 ])
@@ -3746,6 +3787,8 @@ def test_nodes_socket_errors_are_the_network(line: str, code: str) -> None:
     "Error: connect ECONNREFUSED 127.0.0.1:6379",                  # a local service: no download
     "Error: connect ECONNREFUSED ::1:5432",
     "src/uv/unix/core.c:412:10: error: 'ETIMEDOUT' undeclared (first use in this function)",   # a compile error
+    "Error: getaddrinfo ENOTFOUND postgres",                       # a CI service's name: no download
+    "Error: getaddrinfo EAI_AGAIN db",
     "error: expected ';' after 'connect ETIMEDOUTx'",
 ])
 def test_node_error_codes_that_are_no_download_failure(line: str) -> None:
@@ -3758,6 +3801,9 @@ def test_node_error_codes_that_are_no_download_failure(line: str) -> None:
      "python"),                                                                # discord/erlpack#18
     ('gyp ERR! stack Error: Can\'t find Python executable "python2.7", you can set the PYTHON env variable.',
      "python2.7"),
+    ('gyp ERR! stack Error: Can\'t find Python executable "/usr/bin/python3", you can set the PYTHON env variable.',
+     "/usr/bin/python3"),
+    ("gyp ERR! find Python Could not find any Python installation to use", "Python"),   # node-gyp 5 and later
 ])
 def test_node_gyp_without_a_build_tool(line: str, tool: str) -> None:
     got = read_as(line, "toolchain_missing", "build-tool-not-found", 1)
@@ -3772,22 +3818,42 @@ def test_which_not_finding_a_file_that_is_no_build_tool() -> None:
     ("Error: this tch version expects PyTorch 2.0.0, got 2.0.1", "2.0.0", "2.0.1"),   # LaurentMazare/tch-rs#742
     ("Error: this tch version expects PyTorch 2.7.0, got 2.2.2, this check can be bypassed by setting the "
      "LIBTORCH_BYPASS_VERSION_CHECK environment variable", "2.7.0", "2.2.2"),          # LaurentMazare/tch-rs#949
+    ("Error: this tch version expects PyTorch 2.5.0, got 2.5.0a0, this check can be bypassed", "2.5.0", "2.5.0a0"),
+    ("Error: this tch version expects PyTorch 2.6.0, got 2.6.0.dev20241112", "2.6.0", "2.6.0.dev20241112"),
 ])
 def test_the_tch_crate_refusing_its_libtorch_is_an_abi_mismatch(line: str, expected: str, found: str) -> None:
     got = read_as(line, "abi_mismatch", "tch-libtorch-version-pinned", 1)
     assert (got.fields["expected"], got.fields["found"]) == (expected, found)
-    assert expected in got.advice and found in got.advice
+    assert expected in got.advice and found in got.advice and "LIBTORCH_BYPASS_VERSION_CHECK" in got.advice
 
 
-def test_bazels_checksum_mismatch_is_a_download_integrity_failure_refetched_once() -> None:
-    # pytorch/xla#4535, tensorflow/addons#2802: a pinned GitHub archive whose tarball changed
+@pytest.mark.parametrize(("hashes", "got_start"), [
+    ("80685bf2fd46edc5c6f47b61ec9d747f2b17dec6a8c304eeeb196f8d4bda68a5 but wanted "
+     "99c732b92b1b37fc243a559e02f9aef5671771e272758aa4aec7f34dc92dac48", "80685bf2"),
+    ("sha256-gEZcDVh0j5zMkGoaIH0rRkrVvVS14DWbfAFu0UXmYGk= but wanted "
+     "sha256-J/ZKbbwrWRpbV1aqy1lIOeVUkYT5AT+L+y2lB9F7REM=", "sha256-gEZc"),         # bzlmod's SRI integrity
+])
+def test_bazels_checksum_mismatch_is_a_download_integrity_failure_refetched_once(hashes: str, got_start: str) -> None:
+    # pytorch/xla#4535, tensorflow/addons#2802: a pinned GitHub archive whose tarball changed. The per-mirror
+    # "WARNING: Download from ... failed" comes first; the verdict is the "Error downloading" line.
     log = ("WARNING: Download from https://github.com/tensorflow/tensorflow/archive/refs/tags/v2.11.0.tar.gz failed: "
            "class com.google.devtools.build.lib.bazel.repository.downloader.UnrecoverableHttpException Checksum was "
-           "80685bf2fd46edc5c6f47b61ec9d747f2b17dec6a8c304eeeb196f8d4bda68a5 but wanted "
-           "99c732b92b1b37fc243a559e02f9aef5671771e272758aa4aec7f34dc92dac48")
-    got = read_as(log, "network", "download-integrity", 1)
-    assert got.fields["got"].startswith("80685bf2") and got.fields["wanted"].startswith("99c732b9")
+           f"{hashes}\n"
+           "ERROR: An error occurred during the fetch of repository 'org_tensorflow':\n"
+           "Error in download_and_extract: java.io.IOException: Error downloading "
+           "[https://github.com/tensorflow/tensorflow/archive/refs/tags/v2.11.0.tar.gz] to /root/.cache/x.tar.gz: "
+           f"Checksum was {hashes}")
+    got = read_as(log, "network", "download-integrity", 3)
+    assert got.fields["got"].startswith(got_start)
     assert got.remedies == ("refetch_download",)
+
+
+@pytest.mark.parametrize("line", [
+    "sha256 did not match, verification failed",        # lines "failed" alone must not open the other patterns
+    "ok 12 - sha1 did not match as expected (test failed intentionally)",
+])
+def test_a_failed_line_is_no_hash_mismatch_by_that_word(line: str) -> None:
+    assert run(line).signature != "download-integrity"
 
 
 def test_a_checksum_sentence_without_hashes_is_not_bazels() -> None:
@@ -3796,6 +3862,26 @@ def test_a_checksum_sentence_without_hashes_is_not_bazels() -> None:
 
 def test_an_ipv6_address_ending_in_1_is_no_loopback() -> None:
     assert run("Error: connect ETIMEDOUT fe80::1:443").signature == "connection-failed"
+    assert run("Error: connect ETIMEDOUT 2001:db8::1:443").signature == "connection-failed"
+
+
+def test_npms_retry_line_that_later_succeeds_is_no_verdict() -> None:
+    # make-fetch-happen logs each failed attempt; the next one often succeeds and the build fails for another reason
+    log = ("gyp http fetch GET https://nodejs.org/dist/v16.20.0/node-v16.20.0-headers.tar.gz attempt 1 failed with "
+           "ETIMEDOUT\ngyp http fetch GET 200 https://nodejs.org/dist/v16.20.0/node-v16.20.0-headers.tar.gz (12345ms)\n"
+           "../src/foo.cc:12:3: error: 'frobnicate' was not declared in this scope\nmake: *** [foo.o] Error 1")
+    assert run(log).category != "network"
+
+
+@pytest.mark.parametrize("line", [
+    "[FAILED] Error: request to https://www.electronjs.org/headers/v26.2.1/node-v26.2.1-headers.tar.gz failed, "
+    "reason: write EPROTO A42E0000:error:0A000152:SSL routines:final_renegotiate:unsafe legacy renegotiation disabled",
+    "Error: write EPROTO 140:error:1408F10B:SSL routines:ssl3_get_record:wrong version number",
+])
+def test_nodes_tls_protocol_error_is_the_network_but_not_retried(line: str) -> None:
+    got = read_as(line, "network", "node-tls-protocol-error", 1)      # electron/electron#39953
+    assert not got.retryable and got.remedies == ()
+    assert "proxy" in got.advice
 
 
 # --------------------------------------------------- round 20b (b139, b140): after the held-back pair's first look
