@@ -3654,14 +3654,23 @@ def test_a_long_package_name_wraps_cmake_module_path_off_the_first_line() -> Non
     assert got.fields["package"] == "rosidl_typesupport_introspection_cpp"
 
 
-def test_an_optional_package_is_not_blamed_when_the_configure_fails_for_another_reason() -> None:
-    log = ("CMake Warning at CMakeLists.txt:40 (find_package):\n"
+@pytest.mark.parametrize("header", [
+    "CMake Warning at CMakeLists.txt:40 (find_package):",
+    "CMake Warning at C:/Program Files/x/CMakeLists.txt:40 (find_package):",        # a path with spaces
+    "CMake Warning at scripts/buildsystems/vcpkg.cmake:859 (_find_package):",       # vcpkg's wrapper
+])
+def test_an_optional_package_is_not_blamed_when_the_configure_fails_for_another_reason(header: str) -> None:
+    # CMake prints the whole message, its later lines included
+    log = (f"{header}\n"
            '  By not providing "Findevent_camera_msgs.cmake" in CMAKE_MODULE_PATH this\n'
            "  project has asked CMake to find a package configuration file provided by\n"
            '  "event_camera_msgs", but CMake did not find one.\n\n'
+           '  Could not find a package configuration file provided by "event_camera_msgs"\n'
+           "  with any of the following names:\n\n"
            "CMake Error at CMakeLists.txt:90 (message):\n  Frobnicator requires C++20\n\n"
            "-- Configuring incomplete, errors occurred!\n")
-    assert run(log).signature != "cmake-package-config-missing-first-line"
+    got = run(log)
+    assert got.fields.get("package") != "event_camera_msgs", got
 
 
 def test_the_full_config_mode_message_is_read_by_its_later_lines() -> None:
@@ -3772,6 +3781,8 @@ def test_llvm_foreach_failing_without_a_signal_is_no_crash() -> None:
      " failed, reason: connect ETIMEDOUT 104.20.22.46:443", "ETIMEDOUT"),        # elunez/eladmin#859
     ("npm ERR! network request to https://registry.npmjs.org/sharp failed, reason: socket hang up", "socket hang up"),
     ("Error: ESOCKETTIMEDOUT", "ESOCKETTIMEDOUT"),
+    ('error An unexpected error occurred: "https://registry.yarnpkg.com/sharp: ESOCKETTIMEDOUT".', "ESOCKETTIMEDOUT"),
+    ("RequestError: socket hang up", "socket hang up"),                         # got, as @electron/get uses it
     ("Error: connect ECONNREFUSED 151.101.1.194:443", "ECONNREFUSED"),          # a registry's address
     ("Error: getaddrinfo EAI_AGAIN registry.npmjs.org", "EAI_AGAIN"),
     ("npm ERR! network request to https://registry.npmjs.org/sharp failed, reason: getaddrinfo ENOTFOUND "
@@ -3789,6 +3800,11 @@ def test_nodes_socket_errors_are_the_network(line: str, code: str) -> None:
     "src/uv/unix/core.c:412:10: error: 'ETIMEDOUT' undeclared (first use in this function)",   # a compile error
     "Error: getaddrinfo ENOTFOUND postgres",                       # a CI service's name: no download
     "Error: getaddrinfo EAI_AGAIN db",
+    "Error: getaddrinfo ENOTFOUND host.docker.internal",
+    "Error: getaddrinfo ENOTFOUND printer.local",
+    "Error: connect ECONNREFUSED 172.17.0.2:5432",                 # a test database
+    "Error: connect ECONNREFUSED 0.0.0.0:3000",
+    "    Error: socket hang up",                                   # a test's own HTTP server (supertest, mocha)
     "error: expected ';' after 'connect ETIMEDOUTx'",
 ])
 def test_node_error_codes_that_are_no_download_failure(line: str) -> None:
@@ -3884,18 +3900,41 @@ def test_nodes_tls_protocol_error_is_the_network_but_not_retried(line: str) -> N
     assert "proxy" in got.advice
 
 
+def test_a_transient_reset_before_the_tls_failure_does_not_make_it_retryable() -> None:
+    got = run("Error: read ECONNRESET\nError: write EPROTO 140:error:1408F10B:SSL routines:ssl3_get_record:wrong "
+              "version number")
+    assert got.signature == "node-tls-protocol-error" and not got.retryable
+
+
 # --------------------------------------------------- round 20b (b139, b140): after the held-back pair's first look
-@pytest.mark.parametrize("line", [
-    "        Caused by: Cargo metadata failed. Do you have cargo in your PATH?",       # langflow-ai/langflow#7739
-    "         Cargo, the Rust package manager, is not installed or is not on PATH.",  # morphik-org/morphik-core#125
+def test_maturins_python_shim_without_cargo_is_a_missing_host_toolchain() -> None:
+    # morphik-org/morphik-core#125: orjson from source with no Rust
+    got = read_as("         Cargo, the Rust package manager, is not installed or is not on PATH.", "toolchain_missing",
+                  "host-compiler-missing", 1)
+    assert got.fields["tool"] == "Cargo"
+
+
+_MATURIN = "💥 maturin failed\n  Caused by: Cargo metadata failed. Do you have cargo in your PATH?\n  Caused by: "
+
+
+@pytest.mark.parametrize("cause", ["No such file or directory (os error 2)", "program not found"])
+def test_maturin_that_could_not_run_cargo_is_a_missing_toolchain(cause: str) -> None:
+    got = read_as(_MATURIN + cause, "toolchain_missing", "maturin-cargo-missing", 2)   # langflow-ai/langflow#7739
+    assert "rustup" in got.advice
+
+
+@pytest.mark.parametrize("cause", [
+    "`cargo metadata` exited with an error: error: cannot create the lock file because --locked was passed",
+    "`cargo metadata` exited with an error: error: failed to select a version for the requirement `pyo3 = \"^0.99\"`",
+    "`cargo metadata` exited with an error: error: current package believes it's in a workspace when it's not",
 ])
-def test_maturin_without_cargo_is_a_missing_host_toolchain(line: str) -> None:
-    got = read_as(line, "toolchain_missing", "host-compiler-missing", 1)
-    assert got.fields["tool"].lower() == "cargo"
+def test_maturins_cargo_metadata_failing_for_the_crates_own_reason_is_no_missing_cargo(cause: str) -> None:
+    # older maturin adds "Do you have cargo in your PATH?" to every failure of cargo metadata
+    assert run(_MATURIN + cause).signature != "maturin-cargo-missing"
 
 
 def test_a_cargo_warning_that_retries_is_no_missing_toolchain() -> None:
-    assert run("warning: cargo metadata failed to read the lock file, retrying").signature != "host-compiler-missing"
+    assert run("warning: cargo metadata failed to read the lock file, retrying").category != "toolchain_missing"
 
 
 @pytest.mark.parametrize(("line", "library"), [
@@ -3907,10 +3946,36 @@ def test_a_cargo_warning_that_retries_is_no_missing_toolchain() -> None:
      "bm, 1): image not found", "lib_lightgbm"),                                 # dotnet/machinelearning#1282
     ("Unhandled exception. System.DllNotFoundException: Unable to load DLL 'onnxruntime' or one of its dependencies: "
      "The specified module could not be found. (0x8007007E)", "onnxruntime"),
+    ("  System.DllNotFoundException : Unable to load DLL 'lib_lightgbm': The specified module could not be found.",
+     "lib_lightgbm"),                                                            # NUnit's form
 ])
 def test_the_dotnet_runtime_not_loading_a_native_library(line: str, library: str) -> None:
     got = read_as(line, "missing_runtime_library", "dotnet-native-library-not-loaded", 1)
     assert got.fields["library"] == library and library in got.advice
+
+
+@pytest.mark.parametrize(("reason", "reading"), [
+    ("/lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by /x/libtensorflow.so)",
+     "glibc-version-not-found"),
+    ("/lib/x86_64-linux-gnu/libstdc++.so.6: version `GLIBCXX_3.4.29' not found (required by /x/libtensorflow.so)",
+     "glibcxx-version-not-found"),
+    ("libhsa-runtime64.so.1: cannot open shared object file: No such file or directory", "cannot-open-shared-object"),
+])
+def test_the_loaders_own_reason_after_the_dotnet_sentence_decides(reason: str, reading: str) -> None:
+    line = ("System.DllNotFoundException: Unable to load shared library 'tensorflow' or one of its dependencies. In "
+            f"order to help diagnose loading problems, consider setting the LD_DEBUG environment variable: {reason}")
+    assert run(line).signature == reading
+
+
+@pytest.mark.parametrize("line", [
+    "System.DllNotFoundException: Unable to load DLL 'x' or one of its dependencies: %1 is not a valid Win32 "
+    "application. (0x800700C1)",
+    "System.DllNotFoundException: Unable to load shared library 'x' or one of its dependencies. In order to help "
+    "diagnose loading problems, consider setting the DYLD_PRINT_LIBRARIES environment variable: dlopen(libx.dylib, 1):"
+    " tried: 'libx.dylib' (mach-o file, but is an incompatible architecture (have 'x86_64', need 'arm64'))",
+])
+def test_a_dotnet_load_failure_for_the_wrong_architecture_is_no_missing_library(line: str) -> None:
+    assert run(line).category != "missing_runtime_library"
 
 
 def test_a_missing_entry_point_is_no_missing_library() -> None:
@@ -3938,4 +4003,14 @@ def test_macos_loader_missing_a_cpp_symbol_is_an_abi_mismatch(log: str, symbol: 
     "ImportError: dlopen(x.so, 2): symbol not found in flat namespace '_PyCMethod_New'",
 ])
 def test_macos_loader_missing_a_c_symbol_is_not_read_as_cpp_abi(line: str) -> None:
+    assert run(line).signature != "dyld-cpp-symbol-not-found"
+
+
+@pytest.mark.parametrize("line", [
+    "ImportError: dlopen(/x/vllm/_C.abi3.so, 0x0002): symbol not found in flat namespace "
+    "'__ZN4vllm15rms_norm_kernelEv'",
+    "ImportError: dlopen(/Users/u/proj/build/lib/mypkg/_core.cpython-311-darwin.so, 0x0002): symbol not found in flat "
+    "namespace '__ZN5mypkg6detail4initEv'",
+])
+def test_a_projects_own_symbol_missing_at_dlopen_is_its_own_build(line: str) -> None:
     assert run(line).signature != "dyld-cpp-symbol-not-found"
