@@ -52,6 +52,13 @@ def disputed(right: int, wrong: int, threshold: float, min_fires: int) -> bool:
     return fires >= min_fires and (right + 1) / (fires + 2) < threshold
 
 
+def record(cases: list[dict[str, object]], right_of: Counter[str], wrong_of: Counter[str]) -> None:
+    """Count each first look that named a category as its signature's right answer or confident mistake."""
+    for case in cases:
+        if case["predicted"] != "unknown":
+            (right_of if case["right"] else wrong_of)[str(case["signature"])] += 1
+
+
 def simulate(batches: list[tuple[int, list[dict[str, object]]]], threshold: float, min_fires: int,
              start: int) -> tuple[int, int, int, int, int]:
     """(logs, right alone, wrong alone, right with policy, wrong with policy) over batches >= start."""
@@ -71,9 +78,7 @@ def simulate(batches: list[tuple[int, list[dict[str, object]]]], threshold: floa
                     predicted = "unknown"
                 policy_right += predicted == truth
                 policy_wrong += predicted not in (truth, "unknown")
-        for case in cases:  # learned only after the batch was scored
-            if case["predicted"] != "unknown":
-                (right_of if case["right"] else wrong_of)[str(case["signature"])] += 1
+        record(cases, right_of, wrong_of)  # learned only after the batch was scored
     return logs, alone_right, alone_wrong, policy_right, policy_wrong
 
 
@@ -100,9 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     right_of: Counter[str] = Counter()
     wrong_of: Counter[str] = Counter()
     for _, cases in batches:
-        for case in cases:
-            if case["predicted"] != "unknown":
-                (right_of if case["right"] else wrong_of)[str(case["signature"])] += 1
+        record(cases, right_of, wrong_of)
     now = sorted(s for s in set(right_of) | set(wrong_of)
                  if disputed(right_of[s], wrong_of[s], args.threshold, args.min_fires))
     print(f"\ndisputed now (threshold {args.threshold}, min fires {args.min_fires}): "
