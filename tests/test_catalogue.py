@@ -133,13 +133,14 @@ def test_keywords_are_few_and_not_trivially_common() -> None:
     # wordings (a CMake template, a loader's trace, a client's HTTP status) bring keywords of their own.
     # Keywords that only make a signature's keywords cover its own patterns (`cannot find` beside `bin/ld`,
     # see the fixture-line test below) mostly contain another keyword and cost no scan.
-    # 255 before reduction (240 until round 17, 250 until round 19: `FATAL` and `xception` joined, which the
+    # 256 before reduction (240 until round 17, 250 until round 19: `FATAL` and `xception` joined, which the
     # classifier scans for anyway as markers; 252 until round 20: CMake's `By not providing "FindX.cmake"`, the one
     # line of a config-mode find_package failure that names the package whole however the rest wraps, and maturin's
     # `... is not installed or is not on PATH` for cargo, the one line of a Rust-less source build that names it,
-    # and DPC++'s `llvm-foreach: ` for every signal its children die of); what the scanner runs is the minimal set,
-    # bounded below.
-    assert len(BUNDLED.keywords) <= 255
+    # and DPC++'s `llvm-foreach: ` for every signal its children die of; 255 until round 21: the hint
+    # `git submodule update --init` that PyTorch's setup.py and many build scripts print when a submodule is empty,
+    # a line with no other keyword); what the scanner runs is the minimal set, bounded below.
+    assert len(BUNDLED.keywords) <= 256
     for common in (b"warning:", b"error", b"Error", b"Building", b"[", b"-- "):
         assert common not in BUNDLED.keywords
 

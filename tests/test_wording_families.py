@@ -4014,3 +4014,72 @@ def test_macos_loader_missing_a_c_symbol_is_not_read_as_cpp_abi(line: str) -> No
 ])
 def test_a_projects_own_symbol_missing_at_dlopen_is_its_own_build(line: str) -> None:
     assert run(line).signature != "dyld-cpp-symbol-not-found"
+
+
+# --------------------------------------------------------- round 21 (b141, b142): after their first look
+_PYTORCH_OLD_SUBMODULE_CHECK = """\
+    Running command python setup.py egg_info
+    Could not find /tmp/pip-build/torch/lib/gloo/CMakeLists.txt
+    Did you run 'git submodule update --init'?
+Command "python setup.py egg_info" failed with error code 1 in /tmp/pip-build/"""
+
+
+@pytest.mark.parametrize(("log", "line"), [
+    (_PYTORCH_OLD_SUBMODULE_CHECK, 3),                                           # pytorch/pytorch#2862
+    ("Could not find any of CMakeLists.txt, Makefile, setup.py, LICENSE, LICENSE.md, LICENSE.txt in "
+     "/src/pytorch/third_party/ios-cmake\nDid you run 'git submodule update --init --recursive'?", 2),
+    ("error: vendor/gpui/Cargo.toml not found — did you run `git submodule update --init --recursive`?", 1),
+])
+def test_a_projects_own_empty_submodule_check_is_named_but_no_category(log: str, line: int) -> None:
+    # the uninitialised-submodule threads (openvinotoolkit/openvino#307, ROCm/aotriton#28, AdaptiveCpp#136) fixed
+    # the checkout; pip's egg_info line after the hint is no missing Python dependency
+    got = read_as(log, "unknown", "submodules-not-checked-out", line)
+    assert "git submodule update --init --recursive" in got.advice
+
+
+def test_a_submodule_that_could_not_be_cloned_is_the_network_not_the_hint() -> None:
+    got = run("fatal: unable to access 'https://github.com/x/gloo.git/': Could not resolve host: github.com\n"
+              "fatal: clone of 'https://github.com/x/gloo.git' into submodule path '/src/third_party/gloo' failed\n"
+              "Did you run 'git submodule update --init'?")
+    assert got.category == "network", got
+
+
+def test_cmakes_own_submodule_fetch_is_no_failure() -> None:
+    assert run("-- Sub-module CLI11 missing: running git submodule update --init").signature is None
+
+
+@pytest.mark.parametrize(("line", "module"), [
+    ("ImportError: No module named _C", "_C"),                                  # pytorch/pytorch#574
+    ("ModuleNotFoundError: No module named 'amp_C'", "amp_C"),                  # NVIDIA/apex#1208
+    ("ModuleNotFoundError: No module named 'torch._C'", "torch._C"),
+    ("ImportError: No module named 'vllm._C'", "vllm._C"),
+])
+def test_a_packages_own_compiled_extension_is_no_missing_dependency(line: str, module: str) -> None:
+    got = read_as('Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n' + line,
+                  "unknown", "compiled-extension-missing", 3)
+    assert got.fields["module"] == module and module in got.advice
+
+
+@pytest.mark.parametrize("line", [
+    "ModuleNotFoundError: No module named 'my_Cache'",
+    "ImportError: No module named yaml",
+    "ModuleNotFoundError: No module named 'Cython'",
+])
+def test_modules_that_merely_contain_a_capital_c_are_still_missing_dependencies(line: str) -> None:
+    assert run(line).signature == "module-not-found"
+
+
+def test_a_build_failure_before_the_missing_extension_is_the_cause() -> None:
+    got = run("c++: fatal error: Killed signal terminated program cc1plus\n"
+              "ModuleNotFoundError: No module named 'vllm._C'")
+    assert got.category == "out_of_memory", got
+
+
+def test_pytorchs_setup_names_the_build_dependency_it_cannot_import() -> None:
+    log = ('Traceback (most recent call last):\n  File "setup.py", line 308, in build_deps\n'
+           "    check_pydep('yaml', 'pyyaml')\n  File \"setup.py\", line 367, in check_pydep\n"
+           "    raise RuntimeError(missing_pydep.format(importname=importname, module=module))\n"
+           "RuntimeError: Missing build dependency: Unable to `import yaml`.\n"
+           "Please install it via `conda install pyyaml` or `pip install pyyaml`")     # DavHau/mach-nix#145
+    got = read_as(log, "missing_python_dependency", "setup-missing-build-dependency", 6)
+    assert got.fields["module"] == "yaml" and got.remedies == ("install_build_requirements",)
