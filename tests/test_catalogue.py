@@ -137,9 +137,9 @@ def test_keywords_are_few_and_not_trivially_common() -> None:
     # classifier scans for anyway as markers; 252 until round 20: CMake's `By not providing "FindX.cmake"`, the one
     # line of a config-mode find_package failure that names the package whole however the rest wraps, and maturin's
     # `... is not installed or is not on PATH` for cargo, the one line of a Rust-less source build that names it,
-    # and DPC++'s `llvm-foreach: ` for every signal its children die of; 255 until round 21: the hint
-    # `git submodule update --init` that PyTorch's setup.py and many build scripts print when a submodule is empty,
-    # a line with no other keyword); what the scanner runs is the minimal set, bounded below.
+    # and DPC++'s `llvm-foreach: ` for every signal its children die of; 255 until round 21: `ubmodule`, for
+    # the question `Did you run 'git submodule update --init'?` that PyTorch's setup.py and many build scripts print
+    # when a submodule is empty, a line with no other keyword); what the scanner runs is the minimal set, bounded below.
     assert len(BUNDLED.keywords) <= 256
     for common in (b"warning:", b"error", b"Error", b"Building", b"[", b"-- "):
         assert common not in BUNDLED.keywords

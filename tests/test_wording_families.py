@@ -4029,6 +4029,13 @@ Command "python setup.py egg_info" failed with error code 1 in /tmp/pip-build/""
     ("Could not find any of CMakeLists.txt, Makefile, setup.py, LICENSE, LICENSE.md, LICENSE.txt in "
      "/src/pytorch/third_party/ios-cmake\nDid you run 'git submodule update --init --recursive'?", 2),
     ("error: vendor/gpui/Cargo.toml not found — did you run `git submodule update --init --recursive`?", 1),
+    ("Did you run 'git submodule update --recursive --init'?", 1),
+    ("Have you run 'git submodule init && git submodule update'?", 1),
+    ("CMake Error at CMakeLists.txt:12 (message):\n  The git submodule third_party/composable_kernel is missing.  "
+     "Did you run\n  'git submodule update --init --recursive'?", 3),
+    # PyTorch ran `git submodule update` itself in a tarball, which is no git repository
+    ("fatal: not a git repository (or any of the parent directories): .git\n --- Submodule initalization failed\n"
+     "Please run:\n\tgit submodule update --init --recursive", 2),
 ])
 def test_a_projects_own_empty_submodule_check_is_named_but_no_category(log: str, line: int) -> None:
     # the uninitialised-submodule threads (openvinotoolkit/openvino#307, ROCm/aotriton#28, AdaptiveCpp#136) fixed
@@ -4044,29 +4051,58 @@ def test_a_submodule_that_could_not_be_cloned_is_the_network_not_the_hint() -> N
     assert got.category == "network", got
 
 
-def test_cmakes_own_submodule_fetch_is_no_failure() -> None:
-    assert run("-- Sub-module CLI11 missing: running git submodule update --init").signature is None
-
-
-@pytest.mark.parametrize(("line", "module"), [
-    ("ImportError: No module named _C", "_C"),                                  # pytorch/pytorch#574
-    ("ModuleNotFoundError: No module named 'amp_C'", "amp_C"),                  # NVIDIA/apex#1208
-    ("ModuleNotFoundError: No module named 'torch._C'", "torch._C"),
-    ("ImportError: No module named 'vllm._C'", "vllm._C"),
+@pytest.mark.parametrize(("log", "line"), [
+    ("git@github.com: Permission denied (publickey).\nfatal: Could not read from remote repository.\n"
+     "fatal: clone of 'git@github.com:x/y.git' into submodule path '/src/third_party/y' failed", 2),
+    ("fatal: could not read Username for 'https://github.com': terminal prompts disabled", 1),
+    ("bash: git: command not found", 1),
+    ("fatal: transport 'file' not allowed\n"
+     "fatal: clone of '/src/y' into submodule path '/src/third_party/y' failed", 1),
 ])
-def test_a_packages_own_compiled_extension_is_no_missing_dependency(line: str, module: str) -> None:
-    got = read_as('Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n' + line,
-                  "unknown", "compiled-extension-missing", 3)
-    assert got.fields["module"] == module and module in got.advice
+def test_gits_own_failure_above_the_hint_stays_the_decisive_line(log: str, line: int) -> None:
+    got = run(log + "\nDid you run 'git submodule update --init --recursive'?")
+    assert (got.signature, got.line) == (None, line), got
+
+
+@pytest.mark.parametrize("line", [
+    "-- Sub-module CLI11 missing: running git submodule update --init",
+    " --- Submodule initialization took 3.20 sec",
+    "Submodule path 'third_party/fmt': checked out '7bdf0628b1276379886c7f6dda2cef2b3b374f0b'",
+])
+def test_a_submodule_fetched_or_reported_is_no_failure(line: str) -> None:
+    assert run(line).signature is None
+
+
+@pytest.mark.parametrize("line", [
+    "ImportError: No module named _C",                                          # pytorch/pytorch#574
+    "ModuleNotFoundError: No module named 'amp_C'",                             # NVIDIA/apex#1208
+    "ImportError: No module named 'amp_C'",
+    "ModuleNotFoundError: No module named 'torch._C'",
+])
+def test_a_packages_own_compiled_extension_is_no_missing_dependency(line: str) -> None:
+    # `_C` is PyTorch's name for a package's compiled extension: the package is there, its extension was not built
+    # or the source tree shadowed it, and no PyPI install fixes that
+    got = run('Traceback (most recent call last):\n  File "<stdin>", line 1, in <module>\n' + line)
+    assert (got.category, got.signature) == ("unknown", None), got
 
 
 @pytest.mark.parametrize("line", [
     "ModuleNotFoundError: No module named 'my_Cache'",
     "ImportError: No module named yaml",
+    "ImportError: No module named foo_C.bar",           # Python 2 names the dotted rest only when foo_C is missing
+    "ImportError: No module named 'foo_C.bar'",
     "ModuleNotFoundError: No module named 'Cython'",
 ])
 def test_modules_that_merely_contain_a_capital_c_are_still_missing_dependencies(line: str) -> None:
     assert run(line).signature == "module-not-found"
+
+
+def test_the_compile_error_that_left_the_extension_unbuilt_stays_the_decisive_line() -> None:
+    got = run("/src/vllm/csrc/attention/attention_kernels.hip:12:10: error: use of undeclared identifier 'foo'\n"
+              "1 error generated when compiling for gfx1100.\nninja: build stopped: subcommand failed.\n"
+              'Traceback (most recent call last):\n  File "/src/vllm/vllm/_custom_ops.py", line 9, in <module>\n'
+              "    import vllm._C\nModuleNotFoundError: No module named 'vllm._C'")
+    assert (got.category, got.line) == ("unknown", 1), got
 
 
 def test_a_build_failure_before_the_missing_extension_is_the_cause() -> None:
