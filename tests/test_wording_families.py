@@ -4119,3 +4119,23 @@ def test_pytorchs_setup_names_the_build_dependency_it_cannot_import() -> None:
            "Please install it via `conda install pyyaml` or `pip install pyyaml`")     # DavHau/mach-nix#145
     got = read_as(log, "missing_python_dependency", "setup-missing-build-dependency", 6)
     assert got.fields["module"] == "yaml" and got.remedies == ("install_build_requirements",)
+
+
+# --------------------------------------------------------- round 22 (b145, b146): after the last two's first look
+@pytest.mark.parametrize(("line", "setting"), [
+    # onnx/onnx#1784: protobuf built /MT Release, onnx /MDd Debug
+    ("libprotobufd.lib(stringpiece.obj) : error LNK2038: mismatch detected for 'RuntimeLibrary': value "
+     "'MDd_DynamicDebug' doesn't match value 'MT_StaticRelease' in cpp2py_export.obj", "RuntimeLibrary"),
+    ("opencv_core.lib(alloc.obj) : error LNK2038: mismatch detected for '_ITERATOR_DEBUG_LEVEL': value '0' doesn't "
+     "match value '2' in main.obj [C:\\src\\build\\app.vcxproj]", "_ITERATOR_DEBUG_LEVEL"),
+    ("boost_log.lib(core.obj) : error LNK2038: mismatch detected for 'boost_log_abi': value 'v2_mt_nt6' doesn't "
+     "match value 'v2s_mt_nt6' in app.obj", "boost_log_abi"),
+])
+def test_msvcs_detect_mismatch_is_an_abi_mismatch(line: str, setting: str) -> None:
+    got = read_as(line, "abi_mismatch", "msvc-detect-mismatch", 1)
+    assert got.fields["setting"] == setting and setting in got.advice
+
+
+def test_msvcs_runtime_library_warning_is_no_mismatch_reading() -> None:
+    assert run("LINK : warning LNK4098: defaultlib 'MSVCRT' conflicts with use of other libs; use "
+               "/NODEFAULTLIB:library").signature is None
