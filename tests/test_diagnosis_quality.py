@@ -59,3 +59,37 @@ def test_a_directory_of_batches_is_scored_batch_by_batch_with_a_total(tmp_path: 
     assert "| all | 8 | 4/8 = 50.0% | 2 (25.0%) |" in proc.stdout
     data = json.loads(out.read_text())
     assert [Path(s["dir"]).name for s in data["sets"]] == ["b01", "b02"] and data["right"] == 4
+
+
+CEILING = Path(__file__).parent.parent / "benchmarks" / "evidence_ceiling.py"
+
+
+def _judge(directory: Path, *judges: dict[str, str]) -> None:
+    """Write a first look of the _write_set batch (001 and 002 right) and the judges' verdicts."""
+    right = {"001": True, "002": True, "003": False, "004": False}
+    (directory / "firstlook.json").write_text(json.dumps({"cases": [{"id": k, "right": v} for k, v in right.items()]}))
+    evidence = {"judges": [{"name": f"judge {n}", "verdicts": {k: {"verdict": v} for k, v in verdicts.items()}}
+                           for n, verdicts in enumerate(judges)]}
+    (directory / "evidence.json").write_text(json.dumps(evidence))
+
+
+def test_the_ceiling_counts_other_and_evident_logs_and_splits_the_misses(tmp_path: Path) -> None:
+    _write_set(tmp_path / "b01")
+    # 002 is `other` (reachable whatever the judge says); 003 has its evidence and was missed; 004's is absent.
+    _judge(tmp_path / "b01", {"001": "EVIDENT", "002": "ABSENT", "003": "EVIDENT", "004": "ABSENT"})
+    proc = subprocess.run([sys.executable, str(CEILING), "--reallogs", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert "| b01 | 4 | 1 | - | 3/4 = 75.0% | 2/4 = 50.0% | 1 | 1 |" in proc.stdout
+
+
+def test_two_judges_must_agree_unless_lenient(tmp_path: Path) -> None:
+    _write_set(tmp_path / "b01")
+    _judge(tmp_path / "b01", {"001": "EVIDENT", "002": "EVIDENT", "003": "EVIDENT", "004": "ABSENT"},
+           {"001": "EVIDENT", "002": "EVIDENT", "003": "AMBIGUOUS", "004": "EVIDENT"})
+    strict = subprocess.run([sys.executable, str(CEILING), "--reallogs", str(tmp_path)],
+                            capture_output=True, text=True, timeout=60)
+    lenient = subprocess.run([sys.executable, str(CEILING), "--reallogs", str(tmp_path), "--lenient"],
+                             capture_output=True, text=True, timeout=60)
+    assert "| b01 | 4 | 2 | 2/4 | 2/4 = 50.0% | 2/4 = 50.0% | 0 | 2 |" in strict.stdout
+    assert "| b01 | 4 | 2 | 2/4 | 4/4 = 100.0% | 2/4 = 50.0% | 2 | 0 |" in lenient.stdout
