@@ -4139,3 +4139,42 @@ def test_msvcs_detect_mismatch_is_an_abi_mismatch(line: str, setting: str) -> No
 def test_msvcs_runtime_library_warning_is_no_mismatch_reading() -> None:
     assert run("LINK : warning LNK4098: defaultlib 'MSVCRT' conflicts with use of other libs; use "
                "/NODEFAULTLIB:library").signature is None
+
+
+# --------------------------------------------------------- round 23 (b147, b148): scored on arrival, then learned
+@pytest.mark.parametrize(("line", "component"), [
+    # tensorflow/tensorflow#3184: a distribution's path to libcudart, not the toolkit's root (no version given)
+    ("Invalid path to CUDA  toolkit. /usr/lib/x86_64-linux-gnu/lib64/libcudart.so cannot be found", "CUDA"),
+    # tensorflow/tensorflow#21094: NCCL 2 not installed in the image
+    ("Invalid path to NCCL 2 toolkit, /usr/local/cuda-9.0/lib/libnccl.so.2 or /usr/local/cuda-9.0/include/nccl.h "
+     "not found. Please use the O/S agnostic package of NCCL 2", "NCCL"),
+    ("Invalid path to cuDNN 7.6 toolkit. None of the following files can be found:", "cuDNN"),
+    ("Invalid path to TensorRT. None of the following files can be found:", "TensorRT"),
+    ("__main__.UserInputError: Invalid TF_CUDA_SETTING setting was provided 10 times in a row. Assuming to be a "
+     "scripting mistake.", "CUDA"),
+])
+def test_tensorflow_configures_invalid_toolkit_path_is_a_missing_toolchain(line: str, component: str) -> None:
+    got = read_as(line, "toolchain_missing", "tf-configure-toolkit-path-invalid", 1)
+    assert got.fields["component"] == component and component in got.advice
+
+
+def test_tensorflow_configures_prompt_and_other_invalid_paths_are_not_read() -> None:
+    for line in ("Please specify the location where CUDA 10.0 toolkit is installed. Refer to README.md for more "
+                 "details. [Default is /usr/local/cuda]:",
+                 "Invalid path to the build directory", "Invalid path to CUDA headers in your include"):
+        assert run(line).signature != "tf-configure-toolkit-path-invalid", line
+
+
+@pytest.mark.parametrize("line", [
+    # tensorflow/tensorflow#7725 (bazel's path conversion) and bazelbuild/bazel#6462 (the client's start-up check)
+    "Error: BAZEL_SH environment variable is not defined, cannot convert MSYS paths to Windows paths: Invalid or "
+    "incomplete multibyte or wide character",
+    "  Bazel on Windows requires MSYS2 Bash, but we could not find it.",
+])
+def test_bazel_on_windows_without_msys_bash_is_a_missing_toolchain(line: str) -> None:
+    got = read_as(line, "toolchain_missing", "bazel-windows-msys-bash-missing", 1)
+    assert "BAZEL_SH" in got.advice
+
+
+def test_bazel_that_found_its_bash_is_not_read() -> None:
+    assert run("INFO: BAZEL_SH detected: C:\\tools\\msys64\\usr\\bin\\bash.exe").signature is None
