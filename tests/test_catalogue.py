@@ -140,9 +140,11 @@ def test_keywords_are_few_and_not_trivially_common() -> None:
     # and DPC++'s `llvm-foreach: ` for every signal its children die of; 255 until round 21: `ubmodule`, for
     # the question `Did you run 'git submodule update --init'?` that PyTorch's setup.py and many build scripts print
     # when a submodule is empty, a line with no other keyword; 256 until round 23: `Invalid path to `, TensorFlow
-    # configure's retry line for a CUDA, cuDNN, NCCL or TensorRT it did not find, which holds no other keyword);
-    # what the scanner runs is the minimal set, bounded below.
-    assert len(BUNDLED.keywords) <= 257
+    # configure's retry line for a CUDA, cuDNN, NCCL or TensorRT it did not find, which holds no other keyword; 257
+    # until round 24: `Unknown CUDA Architecture`, CMake FindCUDA's line naming an arch it does not know, which CMake
+    # indents under its `CMake Error at` header with no keyword of its own); what the scanner runs is the minimal set,
+    # bounded below.
+    assert len(BUNDLED.keywords) <= 258
     for common in (b"warning:", b"error", b"Error", b"Building", b"[", b"-- "):
         assert common not in BUNDLED.keywords
 

@@ -4142,39 +4142,120 @@ def test_msvcs_runtime_library_warning_is_no_mismatch_reading() -> None:
 
 
 # --------------------------------------------------------- round 23 (b147, b148): scored on arrival, then learned
-@pytest.mark.parametrize(("line", "component"), [
+GAVE_UP = ("__main__.UserInputError: Invalid TF_CUDA_SETTING setting was provided 3 times in a row. Assuming to be a "
+           "scripting mistake.")
+
+
+@pytest.mark.parametrize(("line", "component", "version"), [
     # tensorflow/tensorflow#3184: a distribution's path to libcudart, not the toolkit's root (no version given)
-    ("Invalid path to CUDA  toolkit. /usr/lib/x86_64-linux-gnu/lib64/libcudart.so cannot be found", "CUDA"),
+    ("Invalid path to CUDA  toolkit. /usr/lib/x86_64-linux-gnu/lib64/libcudart.so cannot be found", "CUDA", None),
     # tensorflow/tensorflow#21094: NCCL 2 not installed in the image
     ("Invalid path to NCCL 2 toolkit, /usr/local/cuda-9.0/lib/libnccl.so.2 or /usr/local/cuda-9.0/include/nccl.h "
-     "not found. Please use the O/S agnostic package of NCCL 2", "NCCL"),
-    ("Invalid path to cuDNN 7.6 toolkit. None of the following files can be found:", "cuDNN"),
-    ("Invalid path to TensorRT. None of the following files can be found:", "TensorRT"),
-    ("__main__.UserInputError: Invalid TF_CUDA_SETTING setting was provided 10 times in a row. Assuming to be a "
-     "scripting mistake.", "CUDA"),
+     "not found. Please use the O/S agnostic package of NCCL 2", "NCCL", "2"),
+    ("Invalid path to cuDNN 7.6 toolkit. None of the following files can be found:", "cuDNN", "7.6"),
+    ("Invalid path to TensorRT. None of the following files can be found:", "TensorRT", None),
 ])
-def test_tensorflow_configures_invalid_toolkit_path_is_a_missing_toolchain(line: str, component: str) -> None:
-    got = read_as(line, "toolchain_missing", "tf-configure-toolkit-path-invalid", 1)
-    assert got.fields["component"] == component and component in got.advice
+def test_tensorflow_configures_retry_line_is_a_missing_toolchain_once_configure_gave_up(
+        line: str, component: str, version: str | None) -> None:
+    got = read_as(f"{line}\n/usr/local/cuda/lib64/libcudnn.so.7\n{GAVE_UP}", "toolchain_missing",
+                  "tf-configure-toolkit-path-invalid", 1)
+    assert got.confidence == "high"
+    assert got.fields["component"] == component and component in got.advice and "TF_NEED_ROCM=1" in got.advice
+    assert got.fields.get("version") == version
+    # Alone (configure may go on with the next answer) the line is only a fallback.
+    assert read_as(line, "toolchain_missing", "tf-configure-toolkit-path-invalid", 1).confidence == "medium"
+
+
+@pytest.mark.parametrize(("later", "category"), [
+    ("/usr/bin/ld: cannot find -lcuda", "missing_library"),
+    ("ImportError: libcudnn.so.7: cannot open shared object file: No such file or directory",
+     "missing_runtime_library"),
+])
+def test_a_retry_that_configure_got_past_gives_way_to_the_builds_own_failure(later: str, category: str) -> None:
+    # A scripted configure answered again after the retry and went on; the build failed later for its own reason.
+    got = run("Invalid path to CUDA 10.0 toolkit. /opt/cuda/lib64/libcudart.so.10.0 cannot be found\n"
+              "Configuration finished\nERROR: /root/tf/BUILD:1:1: Linking of rule '//x:y' failed (Exit 1)\n" + later)
+    assert got.category == category and got.line == 4, got
+
+
+def test_a_later_oom_kill_outranks_a_configure_that_gave_up() -> None:
+    got = run("Invalid path to NCCL 2 toolkit, /usr/lib/libnccl.so.2 or /usr/include/nccl.h not found. Please use "
+              f"the O/S agnostic package of NCCL 2\n{GAVE_UP}\n"
+              "gcc: internal compiler error: Killed (program cc1plus)")
+    assert got.category == "out_of_memory", got
+
+
+@pytest.mark.parametrize(("line", "setting"), [
+    (GAVE_UP, "CUDA"),
+    ("__main__.UserInputError: Invalid TF_CUDNN setting was provided 10 times in a row. Assuming to be a scripting "
+     "mistake.", "CUDNN"),
+    # newer configure.py, after validate_cuda_config failed
+    ("__main__.UserInputError: Invalid CUDA setting were provided 10 times in a row. Assuming to be a scripting "
+     "mistake.", "CUDA"),
+])
+def test_tensorflow_configure_giving_up_alone_is_a_missing_toolchain(line: str, setting: str) -> None:
+    got = read_as(line, "toolchain_missing", "tf-configure-gave-up", 1)
+    assert got.confidence == "high" and got.fields["setting"] == setting and "TF_NEED_ROCM=1" in got.advice
 
 
 def test_tensorflow_configures_prompt_and_other_invalid_paths_are_not_read() -> None:
     for line in ("Please specify the location where CUDA 10.0 toolkit is installed. Refer to README.md for more "
                  "details. [Default is /usr/local/cuda]:",
-                 "Invalid path to the build directory", "Invalid path to CUDA headers in your include"):
-        assert run(line).signature != "tf-configure-toolkit-path-invalid", line
+                 "Invalid path to the build directory", "Invalid path to CUDA toolkit, please set CUDA_HOME",
+                 "Invalid path to the MPI Toolkit. /opt/mpi/lib/libmpi.so cannot be found",
+                 "__main__.UserInputError: Invalid TF_CUDA_COMPUTE_CAPABILITIES setting was provided 10 times in a "
+                 "row. Assuming to be a scripting mistake.",
+                 "    raise UserInputError('Invalid TF_CUDNN setting was provided %d '"):
+        assert run(line).signature not in ("tf-configure-toolkit-path-invalid", "tf-configure-gave-up"), line
 
 
 @pytest.mark.parametrize("line", [
     # tensorflow/tensorflow#7725 (bazel's path conversion) and bazelbuild/bazel#6462 (the client's start-up check)
     "Error: BAZEL_SH environment variable is not defined, cannot convert MSYS paths to Windows paths: Invalid or "
     "incomplete multibyte or wide character",
+    "ERROR: BAZEL_SH environment variable is not defined, cannot convert MSYS paths to Windows paths",
     "  Bazel on Windows requires MSYS2 Bash, but we could not find it.",
 ])
 def test_bazel_on_windows_without_msys_bash_is_a_missing_toolchain(line: str) -> None:
     got = read_as(line, "toolchain_missing", "bazel-windows-msys-bash-missing", 1)
-    assert "BAZEL_SH" in got.advice
+    assert got.confidence == "high" and "BAZEL_SH" in got.advice
 
 
-def test_bazel_that_found_its_bash_is_not_read() -> None:
-    assert run("INFO: BAZEL_SH detected: C:\\tools\\msys64\\usr\\bin\\bash.exe").signature is None
+def test_bazel_lines_that_name_bash_or_say_could_not_find_it_otherwise_are_not_read() -> None:
+    for line in ("INFO: BAZEL_SH detected: C:\\tools\\msys64\\usr\\bin\\bash.exe",
+                 "Error: BAZEL_SH is set to C:\\msys64\\usr\\bin\\bash.exe but the file is missing",
+                 "ERROR: we could not find it in the cache"):
+        assert run(line).signature != "bazel-windows-msys-bash-missing", line
+
+
+# ------------------------------------------------------- round 24 (b149-b152): after the last two's first look
+@pytest.mark.parametrize(("log", "arch"), [
+    # pytorch/pytorch#925 and torch/cutorch#450: a Fermi card autodetected as 2.1(2.0), which the list lacked
+    ("CMake Error at /home/u/pytorch/cmake/FindCUDA/FindCUDA/select_compute_arch.cmake:142 (message):\n"
+     "  Unknown CUDA Architecture Name 2.1(2.0) in CUDA_SELECT_NVCC_ARCH_FLAGS\n"
+     "Call Stack (most recent call first):\n  CMakeLists.txt:115 (CUDA_SELECT_NVCC_ARCH_FLAGS)", "2.1(2.0)"),
+    # NixOS/nixpkgs#536525: CMake 4.1's list predates Blackwell's 10.0
+    ("CMake Error at /nix/store/x-cmake-4.1.2/share/cmake-4.1/Modules/FindCUDA/select_compute_arch.cmake:245 "
+     "(message):\n  Unknown CUDA Architecture Name 10.0 in CUDA_SELECT_NVCC_ARCH_FLAGS", "10.0"),
+])
+def test_findcudas_unknown_arch_name_is_an_unsupported_arch(log: str, arch: str) -> None:
+    got = read_as(log, "unsupported_arch", "cmake-findcuda-unknown-arch-name", 2)
+    assert got.fields["cuda_arch"] == arch and arch in got.advice
+
+
+def test_findcudas_unknown_name_from_a_broken_detection_is_not_an_arch() -> None:
+    # colmap/colmap#195: the detection's own output ("nvcc", "warning", ":") parsed as arch names
+    for name in ("nvcc", "warning", ":"):
+        got = run(f"1>    Unknown CUDA Architecture Name {name} in CUDA_SELECT_NVCC_ARCH_FLAGS\n"
+                  "1>    arch_bin wasn't set for some reason")
+        assert got.signature != "cmake-findcuda-unknown-arch-name", name
+
+
+def test_vcpkgs_download_status_22_is_the_cmake_download_failure() -> None:
+    # microsoft/vcpkg#12397: file(DOWNLOAD)'s STATUS list after the URL (GitHub's archive answering 500)
+    got = read_as("-- Downloading https://github.com/curl/curl/archive/5a1fc8d.tar.gz...\n"
+                  "-- Downloading https://github.com/curl/curl/archive/5a1fc8d.tar.gz... Failed. Status: 22;"
+                  '"HTTP response code said error"', "network", "cmake-download-failed", 2)
+    assert got.fields["url"] == "https://github.com/curl/curl/archive/5a1fc8d.tar.gz"
+    # The URL line alone, before the download's verdict, says nothing.
+    assert run("-- Downloading https://github.com/curl/curl/archive/5a1fc8d.tar.gz...").category == "unknown"
