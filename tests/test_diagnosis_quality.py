@@ -93,3 +93,31 @@ def test_two_judges_must_agree_unless_lenient(tmp_path: Path) -> None:
                              capture_output=True, text=True, timeout=60)
     assert "| b01 | 4 | 2 | 2/4 | 2/4 = 50.0% | 2/4 = 50.0% | 0 | 2 |" in strict.stdout
     assert "| b01 | 4 | 2 | 2/4 | 4/4 = 100.0% | 2/4 = 50.0% | 2 | 0 |" in lenient.stdout
+
+
+AUDIT = Path(__file__).parent.parent / "benchmarks" / "cited_before_first_look.py"
+
+
+def test_the_audit_finds_a_case_whose_thread_was_cited_when_its_batch_was_scored(tmp_path: Path) -> None:
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                              capture_output=True, text=True, check=True).stdout.strip()
+
+    git("init", "-q")
+    (tmp_path / "rocmbuild").mkdir()
+    (tmp_path / "rocmbuild" / "signatures.toml").write_text('references = ["ROCm/hip#68"]\n')
+    git("add", "-A")
+    git("commit", "-qm", "catalogue")
+    commit = git("rev-parse", "--short", "HEAD")
+    batch = tmp_path / "benchmarks" / "reallogs" / "b01"
+    batch.mkdir(parents=True)
+    sources = {"001": "https://github.com/ROCm/HIP/issues/68", "002": "https://github.com/ROCm/hip/issues/69"}
+    (batch / "labels.json").write_text(json.dumps([{"id": k, "source": v} for k, v in sources.items()]))
+    (batch / "firstlook.json").write_text(json.dumps({"cases": [{"id": "001", "right": True},
+                                                                {"id": "002", "right": False}]}))
+    (tmp_path / "benchmarks" / "RESULTS.md").write_text(f"| b01 | 2 | 1/2 = 50.0% | 0 | {commit} | x |\n")
+    proc = subprocess.run([sys.executable, str(AUDIT), "--root", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert f"b01 at {commit}: cited 001; first look 1/2 = 50.0%, without them 0/1 = 0.0%" in proc.stdout
+    assert "cases cited before their first look: 1, right at first look: 1" in proc.stdout
