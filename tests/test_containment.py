@@ -142,16 +142,32 @@ def test_sigkill_of_rocmbuild_leaves_no_survivor_within_seconds(tmp_path: Path, 
     assert survivors(marker) == [], "the watchdog ended the build after rocmbuild's death"
 
 
+def _watchdogs(pid: int) -> list[psutil.Process]:
+    """``pid``'s live watchdog children (a short-lived child may exit while it is looked at: it is skipped)."""
+    found = []
+    for child in psutil.Process(pid).children():
+        try:
+            if child.status() != psutil.STATUS_ZOMBIE and "watchdog.py" in " ".join(child.cmdline()):
+                found.append(child)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
 @pytest.mark.integration
 def test_the_next_run_on_the_tree_ends_and_records_a_killed_runs_leftovers(tmp_path: Path, marker: str) -> None:
     proc = _start_build(tmp_path, marker)
     try:
         _wait_ready(proc)
         # rocmbuild and its watchdog die together (e.g. the OOM killer, kill -9 of both)
-        watchdogs = [p for p in psutil.Process(proc.pid).children()
-                     if p.status() != psutil.STATUS_ZOMBIE and "watchdog.py" in " ".join(p.cmdline())]
+        watchdogs = _watchdogs(proc.pid)
         assert watchdogs
-        for p in [psutil.Process(proc.pid), *watchdogs]:
+        # Stopped first, then killed, so neither can act on the other's death between two kills: a CI run under load
+        # once found the build already gone here, which is not the case this test is about.
+        both = [psutil.Process(proc.pid), *watchdogs]
+        for p in both:
+            p.suspend()
+        for p in both:
             p.kill()
         proc.wait(timeout=10)
     finally:
