@@ -4178,6 +4178,13 @@ def test_a_retry_that_configure_got_past_gives_way_to_the_builds_own_failure(lat
     assert got.category == category and got.line == 4, got
 
 
+def test_a_retry_that_configure_finished_after_is_not_read() -> None:
+    got = run("Invalid path to CUDA 10.0 toolkit. /opt/cuda/lib64/libcudart.so.10.0 cannot be found\n"
+              "Please specify the location where CUDA 10.0 toolkit is installed. [Default is /usr/local/cuda]:\n"
+              "Configuration finished")
+    assert got.signature is None, got
+
+
 def test_a_later_oom_kill_outranks_a_configure_that_gave_up() -> None:
     got = run("Invalid path to NCCL 2 toolkit, /usr/lib/libnccl.so.2 or /usr/include/nccl.h not found. Please use "
               f"the O/S agnostic package of NCCL 2\n{GAVE_UP}\n"
@@ -4234,9 +4241,16 @@ def test_bazel_lines_that_name_bash_or_say_could_not_find_it_otherwise_are_not_r
     ("CMake Error at /home/u/pytorch/cmake/FindCUDA/FindCUDA/select_compute_arch.cmake:142 (message):\n"
      "  Unknown CUDA Architecture Name 2.1(2.0) in CUDA_SELECT_NVCC_ARCH_FLAGS\n"
      "Call Stack (most recent call first):\n  CMakeLists.txt:115 (CUDA_SELECT_NVCC_ARCH_FLAGS)", "2.1(2.0)"),
-    # NixOS/nixpkgs#536525: CMake 4.1's list predates Blackwell's 10.0
+    # NixOS/nixpkgs#536525: the module reads one digit before the dot, so it never knew Blackwell's 10.0
     ("CMake Error at /nix/store/x-cmake-4.1.2/share/cmake-4.1/Modules/FindCUDA/select_compute_arch.cmake:245 "
      "(message):\n  Unknown CUDA Architecture Name 10.0 in CUDA_SELECT_NVCC_ARCH_FLAGS", "10.0"),
+    # TORCH_CUDA_ARCH_LIST's arch-specific and family names, and a generation's name, through a vendored copy
+    ("CMake Error at cmake/Modules_CUDA_fix/upstream/FindCUDA/select_compute_arch.cmake:227 (message):\n"
+     "  Unknown CUDA Architecture Name 9.0a in CUDA_SELECT_NVCC_ARCH_FLAGS", "9.0a"),
+    ("CMake Error at cmake/select_compute_arch.cmake:227 (message):\n"
+     "  Unknown CUDA Architecture Name 10.0f in CUDA_SELECT_NVCC_ARCH_FLAGS", "10.0f"),
+    ("1>  CMake Error at cmake/SelectCudaComputeArch.cmake:172 (message):\n"
+     "1>    Unknown CUDA Architecture Name Ampere in CUDA_SELECT_NVCC_ARCH_FLAGS", "Ampere"),
 ])
 def test_findcudas_unknown_arch_name_is_an_unsupported_arch(log: str, arch: str) -> None:
     got = read_as(log, "unsupported_arch", "cmake-findcuda-unknown-arch-name", 2)
@@ -4245,17 +4259,36 @@ def test_findcudas_unknown_arch_name_is_an_unsupported_arch(log: str, arch: str)
 
 def test_findcudas_unknown_name_from_a_broken_detection_is_not_an_arch() -> None:
     # colmap/colmap#195: the detection's own output ("nvcc", "warning", ":") parsed as arch names
-    for name in ("nvcc", "warning", ":"):
+    # and a bare number, a misspelt list rather than an arch the module lacks
+    for name in ("nvcc", "warning", ":", "86"):
         got = run(f"1>    Unknown CUDA Architecture Name {name} in CUDA_SELECT_NVCC_ARCH_FLAGS\n"
                   "1>    arch_bin wasn't set for some reason")
         assert got.signature != "cmake-findcuda-unknown-arch-name", name
 
 
-def test_vcpkgs_download_status_22_is_the_cmake_download_failure() -> None:
+@pytest.mark.parametrize("status", ['22;"HTTP response code said error"', "22;\\\"HTTP response code said error\\\"",
+                                    "22;'HTTP response code said error'"])
+def test_vcpkgs_download_status_22_is_an_http_error_tried_once_more(status: str) -> None:
     # microsoft/vcpkg#12397: file(DOWNLOAD)'s STATUS list after the URL (GitHub's archive answering 500)
     got = read_as("-- Downloading https://github.com/curl/curl/archive/5a1fc8d.tar.gz...\n"
-                  "-- Downloading https://github.com/curl/curl/archive/5a1fc8d.tar.gz... Failed. Status: 22;"
-                  '"HTTP response code said error"', "network", "cmake-download-failed", 2)
+                  f"-- Downloading https://github.com/curl/curl/archive/5a1fc8d.tar.gz... Failed. Status: {status}",
+                  "network", "vcpkg-download-http-error", 2)
     assert got.fields["url"] == "https://github.com/curl/curl/archive/5a1fc8d.tar.gz"
-    # The URL line alone, before the download's verdict, says nothing.
+    assert got.remedies == ("wait_and_retry",) and "404" in got.advice
+
+
+def test_vcpkgs_failed_try_that_a_mirror_answered_gives_way_to_the_later_failure() -> None:
+    got = run('-- Downloading https://ftp.gnu.org/gettext-0.21.tar.gz... Failed. Status: 22;"HTTP response code said '
+              'error"\n-- Downloading https://www.mirrorservice.org/sites/ftp.gnu.org/gettext-0.21.tar.gz... OK\n'
+              "-- Extracting source\n/usr/bin/ld: cannot find -lssl")
+    assert (got.category, got.line) == ("missing_library", 4), got
+
+
+def test_vcpkgs_other_statuses_and_its_url_line_are_not_the_http_error() -> None:
     assert run("-- Downloading https://github.com/curl/curl/archive/5a1fc8d.tar.gz...").category == "unknown"
+    got = run('-- Downloading https://github.com/x/y/archive/v1.tar.gz... Failed. Status: 7;"Couldn\'t connect to '
+              'server"')
+    assert got.signature != "vcpkg-download-http-error" and got.category == "network", got
+    got = run('-- Downloading https://github.com/x/y/archive/v1.tar.gz... Failed. Status: 23;"Failed writing received '
+              'data to disk/application"')
+    assert got.signature != "vcpkg-download-http-error", got
