@@ -4241,7 +4241,7 @@ def test_bazel_lines_that_name_bash_or_say_could_not_find_it_otherwise_are_not_r
     ("CMake Error at /home/u/pytorch/cmake/FindCUDA/FindCUDA/select_compute_arch.cmake:142 (message):\n"
      "  Unknown CUDA Architecture Name 2.1(2.0) in CUDA_SELECT_NVCC_ARCH_FLAGS\n"
      "Call Stack (most recent call first):\n  CMakeLists.txt:115 (CUDA_SELECT_NVCC_ARCH_FLAGS)", "2.1(2.0)"),
-    # NixOS/nixpkgs#536525: the module reads one digit before the dot, so it never knew Blackwell's 10.0
+    # NixOS/nixpkgs#536525: CMake 4.1's copy of the module still rejects Blackwell's 10.0
     ("CMake Error at /nix/store/x-cmake-4.1.2/share/cmake-4.1/Modules/FindCUDA/select_compute_arch.cmake:245 "
      "(message):\n  Unknown CUDA Architecture Name 10.0 in CUDA_SELECT_NVCC_ARCH_FLAGS", "10.0"),
     # TORCH_CUDA_ARCH_LIST's arch-specific and family names, and a generation's name, through a vendored copy
