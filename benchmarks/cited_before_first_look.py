@@ -75,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{batch}: commit {commit} is not in this repository's history; skipped", file=sys.stderr)
                 continue
         full, short = cache[commit]
-        labelled = [case for case in json.loads(labels_path.read_text(encoding="utf-8"))]
+        labelled = json.loads(labels_path.read_text(encoding="utf-8"))
         scored = {case["id"]: bool(case["right"]) for case in
                   json.loads(first_look_path.read_text(encoding="utf-8"))["cases"]}
         # Over the cases the batch still holds (one dropped after its first look no longer counts).

@@ -23,7 +23,8 @@ verdict" counts the logs on which every judge gave the same verdict.
 
     python benchmarks/evidence_ceiling.py [--reallogs benchmarks/reallogs] [--lenient]
 
-Exit 0 with the table; 2 when an ``evidence.json`` is malformed (no judges, a verdict outside the three).
+Exit 0 with the table; 2 when an ``evidence.json`` is malformed (no judges, a verdict outside the three) or a
+judged batch's files are missing or not in the reallogs format.
 A case missing from ``firstlook.json`` or from a judge's verdicts, or labelled differently in
 ``firstlook.json`` than in ``labels.json``, is left out and named on standard error.
 """
@@ -38,7 +39,11 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-OTHER = "other"
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from diagnosis_quality import OTHER  # noqa: E402  (the scoring rule's own name for the label unknown answers)
+
 EVIDENT = "EVIDENT"
 VERDICTS = frozenset({EVIDENT, "AMBIGUOUS", "ABSENT"})
 
@@ -123,6 +128,11 @@ def main(argv: list[str] | None = None) -> int:
             cases = judged_cases(batch)
         except MalformedEvidence as error:
             print(f"evidence_ceiling: {error}", file=sys.stderr)
+            return 2
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            # A missing or unreadable labels/firstlook/evidence file, or one not in the reallogs format.
+            print(f"evidence_ceiling: {batch}: not in the reallogs format ({type(error).__name__}: {error}); "
+                  "each judged batch needs labels.json, firstlook.json and evidence.json", file=sys.stderr)
             return 2
         if cases:
             everything += cases

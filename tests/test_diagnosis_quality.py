@@ -156,3 +156,11 @@ def test_the_audit_finds_a_case_whose_thread_was_cited_when_its_batch_was_scored
     assert f"b02 at {commit}: cited 001; first look 0/1 = 0.0%, without them no case left" in proc.stdout
     assert "b03: commit 0123456 is not in this repository's history; skipped" in proc.stderr
     assert "cases cited before their first look: 2, right at first look: 1" in proc.stdout
+
+
+def test_a_judged_batch_without_its_first_look_is_exit_2_not_a_traceback(tmp_path: Path) -> None:
+    _write_set(tmp_path / "b01")
+    _judge(tmp_path / "b01", {"001": "EVIDENT", "002": "ABSENT", "003": "EVIDENT", "004": "ABSENT"})
+    (tmp_path / "b01" / "firstlook.json").unlink()
+    proc = _ceiling(tmp_path)
+    assert proc.returncode == 2 and "firstlook.json" in proc.stderr and "Traceback" not in proc.stderr
